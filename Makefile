@@ -1,0 +1,32 @@
+# neurok_ros: `make demo` and `make test` do everything on a fresh machine.
+VENV    ?= .venv
+PYTHON  := $(VENV)/bin/python
+STAMP   := $(VENV)/.installed
+SYSPY   ?= python3
+
+.PHONY: setup test demo bench clean
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt setup.py
+	@if [ "$$(id -u)" = "0" ] && ! ldconfig -p | grep -q libusb-1.0.so.0; then \
+		echo "installing libusb-1.0-0 (needed by open3d)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libusb-1.0-0 >/dev/null; \
+	fi
+	@test -x $(PYTHON) || $(SYSPY) -m venv $(VENV)
+	$(PYTHON) -m pip install -q --upgrade pip
+	$(PYTHON) -m pip install -q -r requirements.txt
+	$(PYTHON) -m pip install -q --no-deps --no-build-isolation -e .
+	@touch $(STAMP)
+
+test: setup
+	$(PYTHON) -m pytest -q test
+
+demo: setup
+	$(VENV)/bin/neurok demo --out out/demo
+
+bench: setup
+	$(VENV)/bin/neurok bench --out docs/benchmarks.md
+
+clean:
+	rm -rf $(VENV) out build install log *.egg-info

@@ -1,0 +1,48 @@
+"""Geometry core timings: loading and cleaning, sampling, vertex driving, Chamfer and IoU."""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from neurok_ros.benchmarks.timing import Measurement, measure
+
+
+def benchmark_geometry() -> list[Measurement]:
+    import trimesh
+
+    from neurok_ros.geometry import dual_quaternion as dq
+    from neurok_ros.geometry.mesh_cleaning import clean_mesh
+    from neurok_ros.geometry.mesh_io import load_mesh, save_mesh
+    from neurok_ros.geometry.metrics import chamfer_distances, volumetric_iou
+    from neurok_ros.geometry.normalisation import NormalisingTransform
+    from neurok_ros.geometry.surface_sampling import sample_surface
+    from neurok_ros.geometry.vertex_driving import build_vertex_driver, drive_vertices_dq
+
+    rows = []
+    big = trimesh.creation.icosphere(subdivisions=5)  # 10,242 vertices, 20,480 faces
+    V, F = np.asarray(big.vertices), np.asarray(big.faces)
+    small = trimesh.creation.icosphere(subdivisions=4)  # 2,562 vertices, 5,120 faces
+    Vs, Fs = np.asarray(small.vertices), np.asarray(small.faces)
+    rng = np.random.default_rng(0)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "sphere.ply"
+        save_mesh(path, V, F)
+        rows.append(measure("load + clean a 10k-vertex PLY", lambda: clean_mesh(*load_mesh(path))))
+    rows.append(measure("sample 100k surface points (5k faces)", lambda: sample_surface(Vs, Fs, 100_000, rng)))
+    transform = NormalisingTransform.from_vertices(Vs)
+    moved = Vs + np.array([0.05, 0, 0])
+    rows.append(measure("Chamfer-L1/L2, 100k samples each (5k faces)",
+                        lambda: chamfer_distances(moved, Fs, Vs, Fs, transform), repeats=5))
+    rows.append(measure("IoU, 100k winding-number points (5k faces)",
+                        lambda: volumetric_iou(moved, Fs, Vs, Fs, transform), repeats=5))
+    samples = sample_surface(V, F, 512, rng)
+    driver = build_vertex_driver(V, samples.points, k=6)
+    sample_dqs = dq.from_rotation_translation(np.broadcast_to(np.eye(3), (60, 512, 3, 3)),
+                                              rng.normal(size=(60, 512, 3)) * 0.01)
+    rows.append(measure("build k=6 vertex driver (10k vertices, 512 samples)",
+                        lambda: build_vertex_driver(V, samples.points, k=6)))
+    rows.append(measure("drive 10k vertices by DQ blending, 60 frames",
+                        lambda: drive_vertices_dq(driver, V, sample_dqs), repeats=5))
+    return rows

@@ -1,0 +1,44 @@
+"""`neurok bench`: run the benchmarks and write docs/benchmarks.md."""
+from __future__ import annotations
+
+GROUPS = ("geometry", "ros", "data")
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("bench", help="run benchmarks, write a Markdown report")
+    parser.add_argument("--out", default="docs/benchmarks.md", help="report path")
+    parser.add_argument("--only", nargs="+", choices=GROUPS, help="run only these groups")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from tqdm import tqdm
+
+    from neurok_ros.benchmarks.report import write_report
+
+    def geometry():
+        from neurok_ros.benchmarks.geometry_benchmarks import benchmark_geometry
+        return benchmark_geometry()
+
+    def ros():
+        from neurok_ros.benchmarks.ros_benchmarks import benchmark_ros_conversions
+        return benchmark_ros_conversions()
+
+    def data():
+        from neurok_ros.benchmarks.data_benchmarks import benchmark_data_generation
+        return benchmark_data_generation()
+
+    runners = {"geometry": ("Geometry core", geometry), "ros": ("ROS message conversions", ros),
+               "data": ("Dataset generation (one core per instance)", data)}
+    groups = {}
+    for key in tqdm(args.only or GROUPS, desc="benchmarks", unit="group"):
+        title, runner = runners[key]
+        groups[title] = runner()
+    command = "make bench" if not args.only else f"neurok bench --only {' '.join(args.only)}"
+    path = write_report(args.out, groups, command)
+    for title, rows in groups.items():
+        print(f"{title}:")
+        for row in rows:
+            print(f"  {row.name}: {row.median_ms:.1f} ms (median of {row.repeats})")
+    print(f"wrote {path}")
+    return 0

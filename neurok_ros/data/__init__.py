@@ -1,0 +1,1 @@
+"""4D dataset: procedural articulated objects and MuJoCo-simulated elastic bodies and cloth."""

@@ -1,0 +1,1 @@
+"""Latent-space Lagrangian dynamics: contact conditions, Euler–Lagrange solve, integration."""

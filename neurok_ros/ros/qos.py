@@ -1,0 +1,52 @@
+"""QoS profiles of the neurok node's topics (conventions: msg/README.md)."""
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+# in ~/mesh: the object mesh is state, not a stream: a late subscriber still gets the last one.
+MESH_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=1,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+)
+
+# in ~/action: latest-only; an action that arrives while one is queued replaces it.
+ACTION_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=1,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.VOLATILE,
+)
+
+# in ~/clicked_point: what RViz's "Publish Point" tool offers (reliable, volatile).
+CLICKED_POINT_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=1,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.VOLATILE,
+)
+
+# out ~/trajectory: the latest prediction, kept for planners that subscribe after it was published.
+# A VOLATILE subscriber matches it too.
+TRAJECTORY_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=1,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+)
+
+# out ~/markers: RViz playback, one frame per timer tick; RViz's Marker display subscribes
+# reliable + volatile by default.
+MARKERS_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=10,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.VOLATILE,
+)
+
+# out /diagnostics: the usual diagnostic_updater profile.
+DIAGNOSTICS_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=10,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.VOLATILE,
+)

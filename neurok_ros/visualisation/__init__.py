@@ -1,0 +1,1 @@
+"""Headless renders: flat-shaded mesh images, GIF animations, plots."""

@@ -1,0 +1,27 @@
+"""ROS 2 test environment: an isolated DDS domain per test run, one rclpy context per session.
+
+Set at import, before any test module imports rclpy: ROS_DOMAIN_ID in 1..100 derived from the pid
+(parallel runs on one machine rarely share a domain; topic names carry the pid as well),
+discovery limited to this host, and Fast DDS on UDPv4 only so that tests do not depend on the
+size or leftovers of /dev/shm (publisher and subscriber share one process, so Fast DDS delivers
+intra-process and multi-MB messages need no transport tuning).
+"""
+import os
+
+import pytest
+
+os.environ["ROS_DOMAIN_ID"] = str(1 + os.getpid() % 100)
+os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+os.environ.setdefault("FASTDDS_BUILTIN_TRANSPORTS", "UDPv4")
+
+
+@pytest.fixture(scope="session")
+def ros_context():
+    """rclpy initialised once for the session (default context), shut down at the end."""
+    import rclpy
+    started = not rclpy.ok()
+    if started:
+        rclpy.init()
+    yield rclpy
+    if started and rclpy.ok():
+        rclpy.shutdown()

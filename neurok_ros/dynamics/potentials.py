@@ -1,0 +1,73 @@
+"""Potential energies V(q) and their gradients dV/dq, pulled back through J^T.
+
+Units: positions metres, masses kg, gravity m/s^2, energies joules. The gradients use the Jacobian
+the right-hand side already has, so no extra pass through the map is needed.
+- gravity:  V = -sum_i m_i g . x_i, g the gravitational acceleration (e.g. (0, 0, -9.81)); so V
+            grows with height. dV/dq = -J^T (m g).
+- elastic:  V = 1/2 k_s sum_i m_i |x_i(q) - x_i(q_rest)|^2, k_s in 1/s^2 (a per-kg stiffness).
+            dV/dq = k_s J^T (m (x - x_rest)).
+- barrier:  V = 1/2 k_p |A q|^2 = 1/2 k_p |z - mu|^2 with z = mu + A q, A (k, k_q) (identity when
+            absent), k_p in J per unit z^2. dV/dq = k_p A^T A q.
+"""
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import torch
+
+
+@dataclass
+class Potentials:
+    """Parameters of V. gravity (3,) m/s^2; stiffness k_s 1/s^2 with rest positions (n, 3) metres;
+    barrier k_p with basis (k, k_q) or None for the identity."""
+
+    gravity: Sequence[float] = (0.0, 0.0, 0.0)
+    stiffness: float = 0.0
+    rest_positions: Optional[torch.Tensor] = None
+    barrier: float = 0.0
+    basis: Optional[torch.Tensor] = None
+
+    def __post_init__(self):
+        self.gravity = tuple(float(g) for g in self.gravity)
+        if len(self.gravity) != 3:
+            raise ValueError(f"gravity must have 3 components, got {len(self.gravity)}")
+        if self.stiffness and self.rest_positions is None:
+            raise ValueError("an elastic stiffness needs rest_positions (n, 3)")
+
+
+def _gravity_vector(potentials: Potentials, like: torch.Tensor) -> torch.Tensor:
+    return torch.as_tensor(potentials.gravity, dtype=like.dtype, device=like.device)
+
+
+def _latent_offset(potentials: Potentials, q: torch.Tensor) -> torch.Tensor:
+    """A q (..., k): the offset z - mu."""
+    return q if potentials.basis is None else q @ potentials.basis.T
+
+
+def potential_energy(potentials: Potentials, x: torch.Tensor, q: torch.Tensor,
+                     masses: torch.Tensor) -> torch.Tensor:
+    """V, joules. x: (..., n, 3) metres; q: (..., k_q); masses (n,) kg. Returns shape (...)."""
+    v = torch.zeros(x.shape[:-2], dtype=x.dtype, device=x.device)
+    if any(potentials.gravity):
+        v = v - torch.einsum("n,...nd,d->...", masses, x, _gravity_vector(potentials, x))
+    if potentials.stiffness:
+        d = x - potentials.rest_positions
+        v = v + 0.5 * potentials.stiffness * torch.einsum("n,...nd,...nd->...", masses, d, d)
+    if potentials.barrier:
+        z = _latent_offset(potentials, q)
+        v = v + 0.5 * potentials.barrier * (z * z).sum(-1)
+    return v
+
+
+def potential_gradient(potentials: Potentials, x: torch.Tensor, jacobian: torch.Tensor, q: torch.Tensor,
+                       masses: torch.Tensor) -> torch.Tensor:
+    """dV/dq (k_q,), joules per unit q. x: (n, 3); jacobian: (3n, k_q); q: (k_q,); masses: (n,)."""
+    point_force = torch.zeros_like(x)
+    if any(potentials.gravity):
+        point_force = point_force - masses[:, None] * _gravity_vector(potentials, x)
+    if potentials.stiffness:
+        point_force = point_force + potentials.stiffness * masses[:, None] * (x - potentials.rest_positions)
+    grad = jacobian.T @ point_force.reshape(-1)
+    if potentials.barrier:
+        z = _latent_offset(potentials, q)
+        grad = grad + potentials.barrier * (z if potentials.basis is None else potentials.basis.T @ z)
+    return grad

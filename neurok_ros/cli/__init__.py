@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "neurok_ros.cli.data_command",
     "neurok_ros.cli.demo_command",
     "neurok_ros.cli.bench_command",
+    "neurok_ros.cli.train_command",
 )
 
 

@@ -18,6 +18,7 @@ from geometry_msgs.msg import Point
 from visualization_msgs.msg import Marker
 
 from neurok_ros.errors import MeshError
+from neurok_ros.geometry.dual_quaternion import quaternion_to_matrix
 from neurok_ros.geometry.mesh_cleaning import validate_mesh_arrays, weld_vertices
 from neurok_ros.geometry.mesh_io import load_mesh_bytes, mesh_to_bytes
 
@@ -82,16 +83,13 @@ def triangle_list_marker(vertices, faces, frame_id: str) -> Marker:
 
 
 def _quaternion_matrix(q) -> np.ndarray:
-    x, y, z, w = q
-    norm = np.sqrt(x * x + y * y + z * z + w * w)
+    """ROS (x, y, z, w) quaternion, normalised, -> (3, 3) rotation; MeshError if it is not one."""
+    q = np.asarray(q, dtype=np.float64)
+    norm = float(np.linalg.norm(q))
     if not np.isfinite(norm) or norm < 1e-12:
         raise MeshError(f"marker pose orientation is not a rotation: quaternion {tuple(q)}")
-    x, y, z, w = x / norm, y / norm, z / norm, w / norm
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])
+    x, y, z, w = q / norm
+    return quaternion_to_matrix(np.array([w, x, y, z]))
 
 
 def _to_header_frame(V: np.ndarray, marker: Marker) -> np.ndarray:

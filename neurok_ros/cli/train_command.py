@@ -1,0 +1,39 @@
+"""`neurok train`: train the conditional VAE on a 4D dataset folder (DDP under torchrun).
+
+Multi-process: torchrun --nproc_per_node N -m neurok_ros train ... (gloo on the CPU, nccl on CUDA).
+"""
+from __future__ import annotations
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("train", help="train the NeuROK model (progress bar, validation, resume)")
+    parser.add_argument("--data", required=True, help="dataset folder (manifest.json + instance .npz files)")
+    parser.add_argument("--config", help="run YAML (default: config/model/default.yaml)")
+    parser.add_argument("--out", required=True, help="checkpoint path (.pt); a .log.jsonl and a "
+                                                     ".train-state.pt are written next to it")
+    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    parser.add_argument("--resume", action="store_true", help="continue from --out (weights, optimizer, step)")
+    parser.add_argument("--steps", type=int, help="total optimizer steps (overrides the config)")
+    parser.add_argument("--split-file", help="JSON splits (from `neurok data split`) instead of the manifest's")
+    parser.add_argument("--workers", type=int, help="DataLoader worker processes (overrides the config)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(func=run_train)
+
+
+def run_train(args) -> int:
+    from neurok_ros.config_files import config_path
+    from neurok_ros.training.run_config import load_run_config
+    from neurok_ros.training.trainer import train
+
+    if args.steps is not None and args.steps < 0:
+        from neurok_ros.errors import NeurokInputError
+        raise NeurokInputError("--steps must be non-negative")
+    run = load_run_config(args.config or config_path("model/default.yaml"))
+    result = train(args.data, run, args.out, device=args.device, resume=args.resume, steps=args.steps,
+                   split_file=args.split_file, workers=args.workers, progress=not args.no_progress)
+    import os
+    if int(os.environ.get("RANK", "0")) == 0:
+        metrics = ", ".join(f"{k} {v:.5g}" for k, v in result.metrics.items())
+        print(f"neurok train: step {result.step}, {result.seconds_per_step:.3f} s/step, "
+              f"checkpoint {result.checkpoint}" + (f"; {metrics}" if metrics else ""))
+    return 0

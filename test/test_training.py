@@ -169,3 +169,34 @@ def test_cli_train_and_resume_errors(dataset_dir, tmp_path):
     assert neurok_main(["train", "--data", str(dataset_dir), "--config", str(other), "--out", str(out),
                         "--resume", "--steps", "5", "--no-progress"]) == 2  # model config differs
     assert neurok_main(["train", "--data", str(tmp_path / "nowhere"), "--out", str(out)]) == 2
+
+
+def test_time_budget_stops_the_run_and_bends_the_schedule(dataset_dir, tiny_run, tmp_path):
+    from neurok_ros.training.trainer import learning_rate
+
+    cfg = tiny_run.with_training(steps=1000, warmup_steps=0, min_learning_rate_ratio=0.1).training
+    assert learning_rate(10, cfg, 0.0) > 0.99 * cfg.learning_rate  # steps alone: barely decayed
+    assert learning_rate(10, cfg, 1.0) == pytest.approx(0.1 * cfg.learning_rate)  # budget spent: the floor
+    out = tmp_path / "budget.pt"
+    run = tiny_run.with_training(log_every=1, checkpoint_every=10_000, val_every=10_000)
+    result = train(dataset_dir, run, out, device="cpu", steps=100_000, progress=False, max_minutes=0.02)
+    assert 0 < result.step < 100_000  # stopped by the 1.2 s budget, not by the step count
+    payload = load_checkpoint(out)
+    assert payload["step"] == result.step and payload["config"]["training"]["max_minutes"] == 0.02
+    assert "val_loss" in payload["metrics"]  # validated at the stop
+
+
+def test_config_overrides_reach_the_run_and_bad_ones_are_refused(dataset_dir, tmp_path):
+    from neurok_ros.errors import NeurokInputError
+
+    run = load_run_config(config_path("model/tiny.yaml"), ["model.output=displacement", "data.augment=false"])
+    assert run.model.output == "displacement" and run.data.augment is False
+    for bad in ("model.output", "nosection.x=1", "model.no_such_key=3"):
+        with pytest.raises(NeurokInputError):
+            load_run_config(config_path("model/tiny.yaml"), [bad])
+    out = tmp_path / "displacement.pt"
+    assert neurok_main(["train", "--data", str(dataset_dir), "--config", str(config_path("model/tiny.yaml")),
+                        "--out", str(out), "--device", "cpu", "--steps", "1", "--no-progress",
+                        "--set", "model.output=displacement", "--batch-size", "3"]) == 0
+    training = load_checkpoint(out)["config"]
+    assert training["model"]["output"] == "displacement" and training["training"]["batch_size"] == 3

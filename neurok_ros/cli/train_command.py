@@ -16,6 +16,12 @@ def register(subparsers) -> None:
     parser.add_argument("--steps", type=int, help="total optimizer steps (overrides the config)")
     parser.add_argument("--split-file", help="JSON splits (from `neurok data split`) instead of the manifest's")
     parser.add_argument("--workers", type=int, help="DataLoader worker processes (overrides the config)")
+    parser.add_argument("--batch-size", type=int, help="pairs per step per process (overrides the config)")
+    parser.add_argument("--max-minutes", type=float, help="wall-clock budget; stops and saves when spent, "
+                                                          "the learning-rate schedule fitted to it")
+    parser.add_argument("--precision", choices=("fp32", "bf16"), help="overrides the config")
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="override one config entry, e.g. model.output=displacement (repeatable)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=run_train)
 
@@ -25,12 +31,15 @@ def run_train(args) -> int:
     from neurok_ros.training.run_config import load_run_config
     from neurok_ros.training.trainer import train
 
-    if args.steps is not None and args.steps < 0:
-        from neurok_ros.errors import NeurokInputError
-        raise NeurokInputError("--steps must be non-negative")
-    run = load_run_config(args.config or config_path("model/default.yaml"))
+    for name in ("steps", "batch_size", "max_minutes", "workers"):
+        value = getattr(args, name)
+        if value is not None and value < (1 if name == "batch_size" else 0):
+            from neurok_ros.errors import NeurokInputError
+            raise NeurokInputError(f"--{name.replace('_', '-')} must be {'positive' if name == 'batch_size' else 'non-negative'}")
+    run = load_run_config(args.config or config_path("model/default.yaml"), args.set)
     result = train(args.data, run, args.out, device=args.device, resume=args.resume, steps=args.steps,
-                   split_file=args.split_file, workers=args.workers, progress=not args.no_progress)
+                   split_file=args.split_file, workers=args.workers, progress=not args.no_progress,
+                   batch_size=args.batch_size, max_minutes=args.max_minutes, precision=args.precision)
     import os
     if int(os.environ.get("RANK", "0")) == 0:
         metrics = ", ".join(f"{k} {v:.5g}" for k, v in result.metrics.items())

@@ -20,7 +20,9 @@ class TrainingConfig:
     learning_rate * min_learning_rate_ratio at `steps`; grad_clip: max global gradient norm;
     val_every / checkpoint_every / log_every: in steps; val_pairs: fixed validation pairs;
     workers: DataLoader worker processes (0 = load in the training process); precision: "fp32", or
-    "bf16" autocast (CUDA)."""
+    "bf16" autocast (CUDA); max_minutes: wall-clock budget (0 = none): the run stops and saves once
+    it is spent, and the cosine schedule follows whichever of steps and time is further along
+    (a time-budgeted run is not bit-reproducible)."""
 
     batch_size: int = 16
     steps: int = 10000
@@ -36,12 +38,13 @@ class TrainingConfig:
     workers: int = 0
     seed: int = 0
     precision: str = "fp32"
+    max_minutes: float = 0.0
 
     def __post_init__(self):
         if self.precision not in PRECISIONS:
             raise NeurokInputError(f"training precision {self.precision!r} is not one of {PRECISIONS}")
-        if self.batch_size < 1 or self.steps < 0:
-            raise NeurokInputError("training batch_size must be positive and steps non-negative")
+        if self.batch_size < 1 or self.steps < 0 or self.max_minutes < 0:
+            raise NeurokInputError("training batch_size must be positive, steps and max_minutes non-negative")
 
 
 def _from(cls, data, section):
@@ -78,6 +81,18 @@ class RunConfig:
         return replace(self, training=replace(self.training, **changes))
 
 
-def load_run_config(path: str | Path) -> RunConfig:
-    """Read config/model/<name>.yaml (or any file of the same layout)."""
-    return RunConfig.from_dict(load_yaml(path))
+def load_run_config(path: str | Path, overrides: list[str] | tuple = ()) -> RunConfig:
+    """Read config/model/<name>.yaml (or any file of the same layout), then apply "section.key=value"
+    overrides (value parsed as YAML), e.g. ["model.output=displacement", "data.augment=false"]."""
+    import yaml
+
+    data = load_yaml(path)
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        section, dot, name = key.strip().partition(".")
+        if not sep or not dot or not name:
+            raise NeurokInputError(f"override {item!r} is not of the form section.key=value")
+        if section not in ("model", "data", "loss", "training"):
+            raise NeurokInputError(f"override {item!r}: unknown section {section!r}")
+        data.setdefault(section, {})[name] = yaml.safe_load(value)
+    return RunConfig.from_dict(data)

@@ -37,13 +37,14 @@ class TrainResult:
     seconds_per_step: float
 
 
-def learning_rate(step: int, config: TrainingConfig) -> float:
-    """Linear warmup to learning_rate over warmup_steps, then cosine decay to the floor at `steps`."""
+def learning_rate(step: int, config: TrainingConfig, time_fraction: float = 0.0) -> float:
+    """Linear warmup to learning_rate over warmup_steps, then cosine decay to the floor at `steps`,
+    or at the end of the time budget when time_fraction (elapsed / max_minutes) is further along."""
     peak = config.learning_rate
     if step < config.warmup_steps:
         return peak * (step + 1) / config.warmup_steps
     span = max(1, config.steps - config.warmup_steps)
-    progress = min(1.0, (step - config.warmup_steps) / span)
+    progress = min(1.0, max((step - config.warmup_steps) / span, time_fraction))
     floor = peak * config.min_learning_rate_ratio
     return floor + (peak - floor) * 0.5 * (1.0 + math.cos(math.pi * progress))
 
@@ -121,13 +122,12 @@ def _log(path: Path, record: dict) -> None:
 
 def train(data_dir: str | Path, run: RunConfig, out: str | Path, device: str = "auto", resume: bool = False,
           steps: int | None = None, split_file: str | Path | None = None, workers: int | None = None,
-          progress: bool = True) -> TrainResult:
-    """Train (or resume) and write the checkpoint `out`; every torchrun rank calls this."""
+          progress: bool = True, **training_overrides) -> TrainResult:
+    """Train (or resume) and write the checkpoint `out`; every torchrun rank calls this.
+    training_overrides: any TrainingConfig field (batch_size, max_minutes, precision...), None = keep."""
     data_dir, out = Path(data_dir), Path(out)
-    if steps is not None:
-        run = run.with_training(steps=int(steps))
-    if workers is not None:
-        run = run.with_training(workers=int(workers))
+    overrides = {"steps": steps, "workers": workers, **training_overrides}
+    run = run.with_training(**{k: v for k, v in overrides.items() if v is not None})
     cfg = run.training
     context = setup_distributed(device)
     try:
@@ -201,13 +201,24 @@ def _train(data_dir: Path, run: RunConfig, cfg: TrainingConfig, out: Path, conte
     step_seconds = []
     batches = iter(loader)
     model.train()
+    run_started = time.perf_counter()
+    budget = cfg.max_minutes * 60.0
+
+    def time_fraction() -> float:
+        return (time.perf_counter() - run_started) / budget if budget > 0 else 0.0
+
+    def out_of_time() -> bool:  # decided on rank 0 and shared, so every rank stops at the same step
+        flag = torch.tensor([float(context.is_main and time_fraction() >= 1.0)], device=context.device)
+        all_reduce_sum(flag, context)
+        return bool(flag.item() > 0)
+
     try:
         while step < cfg.steps:
             started = time.perf_counter()
             batch = to_device(next(batches), context.device)
             torch.manual_seed(step_seed(cfg.seed, context.rank, step))  # latent noise: resumable, per rank
             for group in optimizer.param_groups:
-                group["lr"] = learning_rate(step, cfg)
+                group["lr"] = learning_rate(step, cfg, time_fraction())
             with autocast:
                 terms = compute_loss(model, batch, run)
             optimizer.zero_grad(set_to_none=True)
@@ -222,7 +233,7 @@ def _train(data_dir: Path, run: RunConfig, cfg: TrainingConfig, out: Path, conte
             bar.update(1)
             if step % cfg.log_every == 0 or step == cfg.steps:
                 mean = (running / running_count).tolist()
-                record = {"step": step, "lr": learning_rate(step - 1, cfg),
+                record = {"step": step, "lr": optimizer.param_groups[0]["lr"],
                           "seconds_per_step": float(np.mean(step_seconds[-cfg.log_every:])),
                           **{name: float(mean[j]) for j, name in enumerate(METRIC_NAMES)}}
                 running.zero_()
@@ -230,7 +241,7 @@ def _train(data_dir: Path, run: RunConfig, cfg: TrainingConfig, out: Path, conte
                 if context.is_main:
                     bar.set_postfix(loss=f"{record['loss']:.4g}", err=f"{record['point_error']:.4f}")
                     _log(log_path, record)
-            last = step == cfg.steps
+            last = step == cfg.steps or (budget > 0 and step % cfg.log_every == 0 and out_of_time())
             if val_set is not None and (step % cfg.val_every == 0 or last):
                 metrics = validate(raw_model, val_set, run, context)
                 if context.is_main:
@@ -238,6 +249,8 @@ def _train(data_dir: Path, run: RunConfig, cfg: TrainingConfig, out: Path, conte
                     bar.write(f"step {step}: " + ", ".join(f"{k} {v:.5g}" for k, v in metrics.items()))
             if step % cfg.checkpoint_every == 0 or last:
                 checkpoint_now(step)
+            if last:
+                break
     finally:
         bar.close()
     if not out.is_file() and context.is_main:  # e.g. resumed at or beyond the requested steps

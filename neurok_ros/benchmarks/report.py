@@ -8,17 +8,22 @@ from neurok_ros.benchmarks.timing import Measurement, machine_description
 
 
 def write_report(path: str | Path, groups: dict[str, list[Measurement]], command: str,
-                 notes: dict[str, str] | None = None) -> Path:
-    """Write the Markdown report; `groups` maps a section title to its rows."""
+                 notes: dict[str, str] | None = None, conditions: str = "") -> Path:
+    """Write the Markdown report; `groups` maps a section title to its rows, `notes` a title to a
+    paragraph under it; `conditions` is a sentence on the load while measuring."""
     lines = [
         "# Benchmarks",
         "",
         f"Machine: {machine_description()}.",
-        f"Command: `{command}` (run on {datetime.date.today().isoformat()}).",
-        "Each row is the median of the stated number of runs (after one warm-up unless stated), with the",
-        "fastest and slowest run; these machines are shared and noisy, so compare medians and ratios.",
         "",
+        f"Command: `{command}` (run on {datetime.date.today().isoformat()}).",
+        "",
+        "Each row is the median of the stated number of runs (after one warm-up unless its section says",
+        "otherwise), with the fastest and slowest run. Compare medians and ratios rather than single runs.",
     ]
+    if conditions:
+        lines += ["", conditions]
+    lines.append("")
     for title, rows in groups.items():
         lines += [f"## {title}", ""]
         if notes and title in notes:

@@ -59,3 +59,72 @@ def machine_description() -> str:
     except ImportError:
         pass
     return "; ".join(parts)
+
+
+def measure_interleaved(functions: dict, repeats: int = 7, warmup: int = 1,
+                        notes: dict | None = None) -> list[Measurement]:
+    """Time several functions taking turns (A B C A B C ...), `repeats` runs each after `warmup`.
+
+    Taking turns spreads slow spells of a shared machine over all of them, so their ratios hold up
+    better than when each is timed in one block. Returns one Measurement per function, in order.
+    """
+    for _ in range(warmup):
+        for fn in functions.values():
+            fn()
+    samples: dict[str, list[float]] = {name: [] for name in functions}
+    for _ in range(repeats):
+        for name, fn in functions.items():
+            start = time.perf_counter()
+            fn()
+            samples[name].append((time.perf_counter() - start) * 1e3)
+    notes = notes or {}
+    return [Measurement(name, statistics.median(s), min(s), max(s), repeats, notes.get(name, ""))
+            for name, s in samples.items()]
+
+
+def _busy_cpu_seconds() -> float | None:
+    """Seconds all CPUs of this machine spent busy since boot (from /proc/stat), or None."""
+    try:
+        with open("/proc/stat") as handle:
+            fields = handle.readline().split()
+    except OSError:
+        return None
+    if not fields or fields[0] != "cpu":
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(v) for v in fields[1:9])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+class CpuShare:
+    """How much CPU other processes used while a block of benchmarks ran.
+
+    other_cores: average number of cores busy with work that is not this process (or its children)
+    over the wall time of the block; None where /proc/stat is not readable.
+    """
+
+    def __enter__(self):
+        self.start_wall = time.perf_counter()
+        self.start_busy = _busy_cpu_seconds()
+        self.start_own = sum(os.times()[:4])
+        return self
+
+    def __exit__(self, *exc):
+        self.wall = time.perf_counter() - self.start_wall
+        busy = _busy_cpu_seconds()
+        own = sum(os.times()[:4]) - self.start_own
+        self.other_cores = None
+        if busy is not None and self.start_busy is not None and self.wall > 0:
+            self.other_cores = max(0.0, (busy - self.start_busy - own) / self.wall)
+        return False
+
+    def sentence(self) -> str:
+        """One plain sentence for the report."""
+        cores = os.cpu_count() or 1
+        if self.other_cores is None:
+            return f"The run took {self.wall:.0f} s; whether other work shared the machine was not measured."
+        shared = ("other work shared the machine while measuring, so absolute times are"
+                  " inflated and noisier than on an idle machine"
+                  if self.other_cores >= 0.1 else "the machine was otherwise idle")
+        return (f"The run took {self.wall:.0f} s; other processes kept {self.other_cores:.2f} of the "
+                f"{cores} cores busy on average over that time (from /proc/stat, less this process's "
+                f"own CPU time): {shared}.")

@@ -1,7 +1,7 @@
 """`neurok bench`: run the benchmarks and write docs/benchmarks.md."""
 from __future__ import annotations
 
-GROUPS = ("geometry", "ros", "data")
+GROUPS = ("geometry", "ros", "data", "dynamics")
 
 
 def register(subparsers) -> None:
@@ -15,6 +15,7 @@ def run(args) -> int:
     from tqdm import tqdm
 
     from neurok_ros.benchmarks.report import write_report
+    from neurok_ros.benchmarks.timing import CpuShare
 
     def geometry():
         from neurok_ros.benchmarks.geometry_benchmarks import benchmark_geometry
@@ -26,19 +27,32 @@ def run(args) -> int:
 
     def data():
         from neurok_ros.benchmarks.data_benchmarks import benchmark_data_generation
-        return benchmark_data_generation()
+        return benchmark_data_generation(), ("Each run generates a new instance (a new seed), with no warm-up; "
+                                             "one process, so one core.")
+
+    def dynamics():
+        from neurok_ros.benchmarks.dynamics_benchmarks import benchmark_dynamics
+        return benchmark_dynamics()
 
     runners = {"geometry": ("Geometry core", geometry), "ros": ("ROS message conversions", ros),
-               "data": ("Dataset generation (one core per instance)", data)}
-    groups = {}
-    for key in tqdm(args.only or GROUPS, desc="benchmarks", unit="group"):
-        title, runner = runners[key]
-        groups[title] = runner()
+               "data": ("Dataset generation (one core per instance)", data),
+               "dynamics": ("Latent dynamics: curvature term, forward AD vs Christoffel symbols", dynamics)}
+    groups, notes = {}, {}
+    with CpuShare() as share:
+        for key in tqdm(args.only or GROUPS, desc="benchmarks", unit="group"):
+            title, runner = runners[key]
+            result = runner()
+            if isinstance(result, tuple):  # (rows, note)
+                result, notes[title] = result
+            groups[title] = result
     command = "make bench" if not args.only else f"neurok bench --only {' '.join(args.only)}"
-    path = write_report(args.out, groups, command)
+    path = write_report(args.out, groups, command, notes, share.sentence())
     for title, rows in groups.items():
         print(f"{title}:")
         for row in rows:
             print(f"  {row.name}: {row.median_ms:.1f} ms (median of {row.repeats})")
+        if title in notes:
+            print("  " + notes[title].replace("\n\n", "\n  ").replace("**", ""))
+    print(share.sentence())
     print(f"wrote {path}")
     return 0

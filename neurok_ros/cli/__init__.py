@@ -18,6 +18,8 @@ COMMAND_MODULES = (
     "neurok_ros.cli.demo_command",
     "neurok_ros.cli.bench_command",
     "neurok_ros.cli.train_command",
+    "neurok_ros.cli.ik_command",
+    "neurok_ros.cli.sample_command",
 )
 
 

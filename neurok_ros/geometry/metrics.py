@@ -109,8 +109,14 @@ def mesh_metrics(source, target, num_samples: int = DEFAULT_NUM_SAMPLES,
     """
     V_s, F_s = _as_arrays(source)
     V_t, F_t = _as_arrays(target)
-    transform = NormalisingTransform.from_vertices(V_s)
+    return metrics_in_frame((V_t, F_t), (V_s, F_s), NormalisingTransform.from_vertices(V_s), num_samples, seed)
+
+
+def metrics_in_frame(prediction, reference, transform: NormalisingTransform,
+                     num_samples: int = DEFAULT_NUM_SAMPLES, seed: int = DEFAULT_SEED) -> dict:
+    """{"chamfer_l1", "chamfer_l2", "iou"} of a predicted mesh against a reference mesh, both given
+    as (V (n, 3), F (m, 3)) in one frame and normalised by `transform` (e.g. a pose-fit's SOURCE)."""
     rng = np.random.default_rng(seed)
-    chamfer_l1, chamfer_l2 = chamfer_distances(V_t, F_t, V_s, F_s, transform, num_samples, rng)
-    iou = volumetric_iou(V_s, F_s, V_t, F_t, transform, num_samples, rng)
+    chamfer_l1, chamfer_l2 = chamfer_distances(*prediction, *reference, transform, num_samples, rng)
+    iou = volumetric_iou(*reference, *prediction, transform, num_samples, rng)
     return {"chamfer_l1": chamfer_l1, "chamfer_l2": chamfer_l2, "iou": iou}

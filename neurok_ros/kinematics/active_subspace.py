@@ -1,0 +1,69 @@
+"""Active subspace of a decoder around the prior mean (DESIGN §4).
+
+Sample z_i ~ N(mu, I); G(z) = ||delta_pred(z)||_2 over the query points; C = mean(grad G grad G^T);
+the eigenvectors of C with the largest eigenvalues span the directions in which the shape changes
+most. Generalised coordinates q: z = mu + A q, A (k, k_q) with orthonormal columns.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+
+
+@dataclass
+class Subspace:
+    """basis: (k, k_q) orthonormal columns; eigenvalues: (k,) of C, descending; explained: fraction
+    of trace(C) the k_q kept directions hold."""
+
+    basis: torch.Tensor
+    eigenvalues: torch.Tensor
+    explained: float
+
+    @property
+    def num_coords(self) -> int:
+        return int(self.basis.shape[1])
+
+
+def gradient_outer_product(deformation_norm: Callable[[torch.Tensor], torch.Tensor], mean: torch.Tensor,
+                           num_samples: int, generator: torch.Generator, chunk: int = 32) -> torch.Tensor:
+    """C = mean_i grad G(z_i) grad G(z_i)^T, (k, k); deformation_norm maps (B, k) -> (B,) and each
+    output must depend on its own row only (so one backward gives every per-sample gradient)."""
+    k = mean.numel()
+    C = torch.zeros(k, k, dtype=mean.dtype, device=mean.device)
+    for start in range(0, num_samples, chunk):
+        count = min(chunk, num_samples - start)
+        noise = torch.randn(count, k, generator=generator, dtype=mean.dtype, device="cpu").to(mean.device)
+        z = (mean.reshape(1, k) + noise).requires_grad_(True)
+        grads, = torch.autograd.grad(deformation_norm(z).sum(), z)
+        C += grads.T @ grads
+    return C / num_samples
+
+
+def subspace_from_outer_product(C: torch.Tensor, explained_variance: float = 0.99,
+                                max_coords: int = 16) -> Subspace:
+    """Keep the fewest leading eigenvectors that explain `explained_variance` of trace(C), at most
+    max_coords (and at least one)."""
+    eigenvalues, eigenvectors = torch.linalg.eigh(C.double())
+    order = torch.argsort(eigenvalues, descending=True)
+    eigenvalues = eigenvalues[order].clamp_min(0.0)
+    eigenvectors = eigenvectors[:, order]
+    total = float(eigenvalues.sum())
+    if total <= 0:
+        k_q = 1
+    else:
+        cumulative = torch.cumsum(eigenvalues, 0) / total
+        k_q = int(torch.searchsorted(cumulative, torch.tensor(explained_variance, dtype=cumulative.dtype))) + 1
+    k_q = max(1, min(k_q, int(max_coords), C.shape[0]))
+    explained = float(eigenvalues[:k_q].sum()) / total if total > 0 else 1.0
+    return Subspace(eigenvectors[:, :k_q].to(C.dtype), eigenvalues.to(C.dtype), explained)
+
+
+def active_subspace(deformation_norm: Callable[[torch.Tensor], torch.Tensor], mean: torch.Tensor,
+                    num_samples: int = 64, explained_variance: float = 0.99, max_coords: int = 16,
+                    seed: int = 0) -> Subspace:
+    """The active subspace of deformation_norm around mean (k,) with prior N(mean, I)."""
+    generator = torch.Generator().manual_seed(int(seed))
+    C = gradient_outer_product(deformation_norm, mean.reshape(-1), num_samples, generator)
+    return subspace_from_outer_product(C, explained_variance, max_coords)

@@ -1,0 +1,182 @@
+"""A NeuROK instance: one static mesh encoded by the model, with its active subspace (DESIGN §3-4).
+
+    instance = encode_mesh(model, vertices, faces)
+    instance.decode(q)   # (n, 3) float64, the input mesh's frame, units and vertex order
+
+Generalised coordinates: z = z_rest + A q, where z_rest is the posterior mean of "no deformation"
+(so q = 0 is the input pose itself, the natural initial state of a simulation) and A (k, k_q) is
+the active subspace of the prior N(mu, I) (DESIGN §4).
+
+Everything inside works in the mesh's normalised frame (bounding-box centre at 0, longest side 1);
+decode maps back. The decoder's query points are independent of each other, so the mesh vertices
+themselves are decoded (no vertex driving needed for the output).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from neurok_ros.geometry.mesh_cleaning import validate_mesh_arrays
+from neurok_ros.geometry.normalisation import NormalisingTransform
+from neurok_ros.geometry.surface_sampling import SurfaceSamples, sample_surface
+from neurok_ros.kinematics.active_subspace import Subspace, active_subspace
+from neurok_ros.model.conditional_vae import NeuROKModel, apply_deformation
+from neurok_ros.model.deformation_decoder import QueryCache
+
+DEFAULT_CHECKPOINT = Path(__file__).resolve().parents[1] / "assets" / "neurok_default.pt"
+DECODE_CHUNK = 16384  # query points per decoder call when decoding a whole mesh
+
+
+@dataclass(frozen=True)
+class EncodingConfig:
+    """input_points: surface samples E_cond sees; subspace_points: query samples of G(z);
+    subspace_samples: z samples for C; explained_variance / max_coords: choice of k_q;
+    reduce: False keeps the whole latent space (A = I, k_q = k; the "no active subspace" ablation)."""
+
+    input_points: int = 1024
+    subspace_points: int = 512
+    subspace_samples: int = 64
+    explained_variance: float = 0.99
+    max_coords: int = 16
+    reduce: bool = True
+    seed: int = 0
+
+
+@dataclass
+class NeuROKInstance:
+    """vertices (n, 3) float64 and faces (m, 3) int64: the input mesh, its own frame and units;
+    transform: input frame -> normalised frame; prior_mean (k,); shape_tokens (1, K, W);
+    rest_latent (k,): E_vae's mean for "no deformation", the z that decodes to the input pose itself;
+    subspace: A (k, k_q); vertex_queries: decoder cache at the normalised vertices."""
+
+    model: NeuROKModel
+    vertices: np.ndarray
+    faces: np.ndarray
+    transform: NormalisingTransform
+    prior_mean: torch.Tensor
+    shape_tokens: torch.Tensor
+    rest_latent: torch.Tensor
+    subspace: Subspace
+    vertex_queries: list[QueryCache]
+    seconds: float
+
+    @property
+    def k(self) -> int:
+        return int(self.prior_mean.numel())
+
+    @property
+    def k_q(self) -> int:
+        return self.subspace.num_coords
+
+    @property
+    def device(self) -> torch.device:
+        return self.prior_mean.device
+
+    def latent(self, q: torch.Tensor) -> torch.Tensor:
+        """q (..., k_q) -> z (..., k) = z_rest + A q."""
+        return self.rest_latent + q @ self.subspace.basis.T
+
+    def coordinates(self, z: torch.Tensor) -> torch.Tensor:
+        """z (..., k) -> q (..., k_q), the projection A^T (z - z_rest)."""
+        return (z - self.rest_latent) @ self.subspace.basis
+
+    def sample_latents(self, count: int, seed: int = 0, temperature: float = 1.0) -> torch.Tensor:
+        """count draws z ~ N(mu, temperature^2 I) from the prior, (count, k)."""
+        generator = torch.Generator().manual_seed(int(seed))
+        noise = torch.randn(count, self.k, generator=generator).to(self.device, self.prior_mean.dtype)
+        return self.prior_mean + temperature * noise
+
+    def surface_samples(self, count: int, seed: int = 0) -> tuple[SurfaceSamples, torch.Tensor]:
+        """Area-uniform samples of the input mesh and their normalised points (count, 3) on device."""
+        samples = sample_surface(self.vertices, self.faces, count, np.random.default_rng(seed))
+        points = torch.as_tensor(self.transform.apply(samples.points), dtype=self.prior_mean.dtype)
+        return samples, points.to(self.device)
+
+    def query_cache(self, points: torch.Tensor) -> QueryCache:
+        """Decoder cache for normalised points (N, 3); reuse it across decodes."""
+        return self.model.prepare_queries(points)
+
+    def positions(self, z: torch.Tensor, cache: QueryCache) -> torch.Tensor:
+        """Deformed normalised positions (B, N, 3) of the cached points for latents z (B, k);
+        differentiable in z."""
+        return self.model.decode_positions(z, cache, self.shape_tokens)
+
+    @torch.no_grad()
+    def decode(self, q=None, z=None) -> np.ndarray:
+        """Mesh vertices (n, 3), or (B, n, 3) for a batch, float64 in the input mesh's frame, units
+        and vertex order, for coordinates q (k_q,) / (B, k_q) or latents z (k,) / (B, k); neither:
+        q = 0, the input pose as the model reproduces it."""
+        if z is None:
+            q = torch.zeros(self.k_q) if q is None else torch.as_tensor(q)
+            z = self.latent(q.to(self.device, self.prior_mean.dtype))
+        z = torch.as_tensor(z).to(self.device, self.prior_mean.dtype)
+        single = z.dim() == 1
+        z = z.reshape(-1, self.k)
+        parts = [self.positions(z, cache) for cache in self.vertex_queries]
+        out = self.transform.invert(torch.cat(parts, dim=1).double().cpu().numpy())
+        return out[0] if single else out
+
+
+def encode_mesh(model: NeuROKModel, vertices, faces, config: EncodingConfig = EncodingConfig()) -> NeuROKInstance:
+    """Encode a static mesh: prior mean, shape tokens and active subspace; vertices (n, 3) in any
+    frame and units, faces (m, 3). Raises MeshError for an invalid mesh."""
+    started = time.perf_counter()
+    V, F = validate_mesh_arrays(vertices, faces)
+    transform = NormalisingTransform.from_vertices(V)
+    device = next(model.parameters()).device
+    rng = np.random.default_rng(config.seed)
+    with torch.no_grad():
+        inputs = sample_surface(V, F, config.input_points, rng).points
+        inputs = torch.as_tensor(transform.apply(inputs), dtype=torch.float32, device=device)[None]
+        prior_mean, shape_tokens = model.encode_prior(inputs)
+        rest_latent, _ = model.encode_posterior(inputs, no_deformation(inputs, model.output))
+        normalised = torch.as_tensor(transform.apply(V), dtype=torch.float32, device=device)
+        vertex_queries = [model.prepare_queries(normalised[i:i + DECODE_CHUNK])
+                          for i in range(0, len(normalised), DECODE_CHUNK)]
+    mean = prior_mean.reshape(-1)
+    if config.reduce:
+        probe = torch.as_tensor(transform.apply(sample_surface(V, F, config.subspace_points, rng).points),
+                                dtype=torch.float32, device=device)
+        with torch.no_grad():
+            probe_cache = model.prepare_queries(probe)
+
+        def deformation_norm(z: torch.Tensor) -> torch.Tensor:
+            moved = apply_deformation(model.decode(z, shape_context=shape_tokens, query_cache=probe_cache),
+                                      probe_cache.points, model.output)
+            return (moved - probe_cache.points).flatten(1).norm(dim=1)
+
+        subspace = active_subspace(deformation_norm, mean.detach(), config.subspace_samples,
+                                   config.explained_variance, config.max_coords, config.seed)
+    else:
+        identity = torch.eye(mean.numel(), dtype=mean.dtype, device=device)
+        subspace = Subspace(identity, torch.ones(mean.numel(), dtype=mean.dtype), 1.0)
+    return NeuROKInstance(model, V, F, transform, mean.detach(), shape_tokens.detach(),
+                          rest_latent.reshape(-1), subspace, vertex_queries, time.perf_counter() - started)
+
+
+def no_deformation(points: torch.Tensor, output: str) -> torch.Tensor:
+    """The identity deformation of points (B, N, 3): unit dual quaternions (B, N, 8) or zero
+    displacements (B, N, 3)."""
+    if output == "dual_quaternion":
+        identity = torch.zeros(*points.shape[:-1], 8, dtype=points.dtype, device=points.device)
+        identity[..., 0] = 1.0
+        return identity
+    return torch.zeros_like(points)
+
+
+def load_default_model(checkpoint: str | Path | None = None, device: str = "cpu") -> tuple[NeuROKModel, dict]:
+    """(model in eval mode, checkpoint dict) from `checkpoint` or the shipped default."""
+    from neurok_ros.training.checkpoint import load_model
+
+    return load_model(checkpoint or DEFAULT_CHECKPOINT, device=resolve_device(device))
+
+
+def resolve_device(device: str = "auto") -> torch.device:
+    """"auto" -> cuda when available, else cpu; anything else as torch understands it."""
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)

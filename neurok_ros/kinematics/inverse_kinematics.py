@@ -1,0 +1,117 @@
+"""Inverse kinematics in the learned space: find q (then z) whose decoded shape matches an observation.
+
+The observation is a point set (a scan, or samples of a target mesh): no correspondence with the
+source is used. Objective: symmetric Chamfer-L2 between decoded surface samples of the source and
+the observed points, plus a small prior term. Several starts run as one batch (q = 0, the input pose;
+the prior mean's coordinates; draws from the prior z ~ N(mu, I) projected on the subspace); the best
+is then refined in the full latent space z. Both stages add the prior term 1/2 w |z - mu|^2.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import torch
+
+from neurok_ros.kinematics.instance import NeuROKInstance
+
+
+@dataclass(frozen=True)
+class IKConfig:
+    """points: decoded source samples per start; starts: batch of initial q; q_steps / z_steps: Adam
+    iterations in q, then in z (0 skips the refinement); q_rate / z_rate: Adam step sizes;
+    prior_weight: w of the prior term 1/2 w |z - mu|^2."""
+
+    points: int = 512
+    starts: int = 8
+    q_steps: int = 60
+    z_steps: int = 30
+    q_rate: float = 0.15
+    z_rate: float = 0.03
+    prior_weight: float = 1e-4
+    seed: int = 0
+
+
+@dataclass
+class IKResult:
+    """q (k_q,), z (k,): the fit; loss: its objective; start_losses (starts,) after the q stage;
+    seconds: wall time of the fit."""
+
+    q: torch.Tensor
+    z: torch.Tensor
+    loss: float
+    start_losses: torch.Tensor
+    seconds: float
+
+
+def chamfer_l2(points: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Symmetric Chamfer-L2 (B,) between batched point sets (B, N, 3) and one target set (M, 3).
+
+    Nearest neighbours are found without autograd; the loss is then rebuilt from the matched pairs,
+    which has the same gradient almost everywhere and avoids back-propagating through the (B, N, M)
+    distance matrix (~10x faster on the CPU)."""
+    with torch.no_grad():
+        d = torch.cdist(points, target.expand(points.shape[0], -1, -1))
+        to_target = d.argmin(dim=2)  # (B, N): nearest target point of each point
+        to_points = d.argmin(dim=1)  # (B, M): nearest point of each target point
+    forward = (points - target[to_target]).square().sum(-1).mean(1)
+    nearest = torch.gather(points, 1, to_points[..., None].expand(-1, -1, 3))
+    backward = (nearest - target).square().sum(-1).mean(1)
+    return 0.5 * (forward + backward)
+
+
+def _optimise(variable: torch.Tensor, objective, steps: int, rate: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Adam on a batch of independent variables (B, d); returns the best (variable, loss) per row."""
+    variable = variable.clone().requires_grad_(True)
+    optimiser = torch.optim.Adam([variable], lr=rate)
+    best_value = variable.detach().clone()
+    best_loss = torch.full((variable.shape[0],), float("inf"), device=variable.device)
+    for _ in range(steps + 1):
+        loss = objective(variable)
+        with torch.no_grad():
+            better = loss < best_loss
+            best_loss = torch.where(better, loss.detach(), best_loss)
+            best_value[better] = variable.detach()[better]
+        if _ == steps:
+            break
+        optimiser.zero_grad(set_to_none=True)
+        loss.sum().backward()
+        optimiser.step()
+    return best_value, best_loss
+
+
+def fit_pose(instance: NeuROKInstance, target_points: torch.Tensor, config: IKConfig = IKConfig()) -> IKResult:
+    """Fit the instance to observed points (M, 3) in its normalised frame (instance.transform.apply of
+    the observation in the mesh frame)."""
+    started = time.perf_counter()
+    target = torch.as_tensor(target_points, dtype=instance.prior_mean.dtype).to(instance.device)
+    _, points = instance.surface_samples(config.points, seed=config.seed)
+    with torch.no_grad():
+        cache = instance.query_cache(points)
+    generator = torch.Generator().manual_seed(config.seed)
+    noise = torch.randn(max(2, config.starts), instance.k, generator=generator)
+    noise = noise.to(instance.device, instance.prior_mean.dtype)
+    noise[:2] = 0.0
+    starts = instance.coordinates(instance.prior_mean + noise)
+    starts[0] = 0.0
+    w = config.prior_weight
+
+    def prior(z: torch.Tensor) -> torch.Tensor:
+        return 0.5 * w * (z - instance.prior_mean).square().sum(1)
+
+    def q_objective(q: torch.Tensor) -> torch.Tensor:
+        z = instance.latent(q)
+        return chamfer_l2(instance.positions(z, cache), target) + prior(z)
+
+    q_all, start_losses = _optimise(starts, q_objective, config.q_steps, config.q_rate)
+    best = int(torch.argmin(start_losses))
+    z = instance.latent(q_all[best:best + 1]).detach()
+    loss = start_losses[best:best + 1]
+    if config.z_steps > 0:
+        def z_objective(z: torch.Tensor) -> torch.Tensor:
+            return chamfer_l2(instance.positions(z, cache), target) + prior(z)
+
+        z, loss = _optimise(z, z_objective, config.z_steps, config.z_rate)
+    z = z[0].detach()
+    return IKResult(instance.coordinates(z), z, float(loss[0]), start_losses.detach().cpu(),
+                    time.perf_counter() - started)

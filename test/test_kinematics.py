@@ -1,0 +1,163 @@
+"""The instance API (encode / decode), the active subspace and inverse kinematics, with the shipped
+model on the bundled example mesh and with an analytic toy kinematic space."""
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from neurok_ros.cli import main as neurok_main
+from neurok_ros.geometry.mesh_io import load_mesh, save_mesh
+from neurok_ros.kinematics.active_subspace import Subspace, active_subspace
+from neurok_ros.kinematics.instance import DEFAULT_CHECKPOINT, encode_mesh, load_default_model
+from neurok_ros.kinematics.inverse_kinematics import IKConfig, chamfer_l2, fit_pose
+
+EXAMPLE = DEFAULT_CHECKPOINT.parent / "example_laptop.ply"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_default_model()[0]
+
+
+@pytest.fixture(scope="module")
+def laptop(model):
+    V, F = load_mesh(EXAMPLE)
+    return V, F, encode_mesh(model, V, F)
+
+
+def test_decode_at_q0_reproduces_the_input_pose(laptop):
+    V, F, instance = laptop
+    decoded = instance.decode()
+    assert decoded.shape == V.shape and decoded.dtype == np.float64
+    error = np.linalg.norm(decoded - V, axis=1) / np.linalg.norm(V.max(0) - V.min(0))
+    assert error.mean() < 0.01 and error.max() < 0.03  # fractions of the bounding-box diagonal
+    assert 1 <= instance.k_q <= 16 and instance.subspace.basis.shape == (instance.k, instance.k_q)
+    basis = instance.subspace.basis.double()
+    torch.testing.assert_close(basis.T @ basis, torch.eye(instance.k_q, dtype=torch.float64), atol=1e-5, rtol=0)
+
+
+def test_decode_answers_in_the_input_frame_units_and_order(model, laptop):
+    V, F, instance = laptop
+    shift = np.array([5.0, -3.0, 2.0])
+    in_millimetres = encode_mesh(model, V * 1000.0 + shift, F)
+    q = torch.linspace(-1.0, 1.0, instance.k_q)
+    expected = instance.decode(q) * 1000.0 + shift
+    np.testing.assert_allclose(in_millimetres.decode(q), expected, atol=1e-6 * 1000.0)
+    order = np.random.default_rng(0).permutation(len(V))  # renumber the vertices
+    inverse = np.argsort(order)
+    permuted = encode_mesh(model, V[order], inverse[F])
+    np.testing.assert_allclose(permuted.decode(), instance.decode()[order], atol=0.02)
+    batch = instance.decode(torch.stack([q, -q]))
+    assert batch.shape == (2, *V.shape)
+    np.testing.assert_allclose(batch[0], instance.decode(q), atol=1e-5)  # float32 batching
+
+
+def test_active_subspace_finds_the_directions_that_move_the_shape():
+    generator = torch.Generator().manual_seed(3)
+    W = torch.randn(2, 12, generator=generator)  # the shape changes only in the row space of W
+
+    def deformation_norm(z):
+        return (z @ W.T).norm(dim=1)
+
+    subspace = active_subspace(deformation_norm, torch.zeros(12), num_samples=200, explained_variance=0.99)
+    assert subspace.num_coords == 2 and subspace.explained > 0.999
+    projector = subspace.basis @ subspace.basis.T
+    torch.testing.assert_close(projector @ W.T, W.T, atol=1e-4, rtol=0)
+
+
+class HingedLid:
+    """An analytic kinematic space with the instance interface: a plate and a lid hinged on the
+    x axis; z = (lid angle in radians, lid slide along the hinge). No learned parts."""
+
+    k = k_q = 2
+    device = torch.device("cpu")
+
+    def __init__(self):
+        self.prior_mean = torch.zeros(2)
+        self.rest_latent = torch.zeros(2)
+        self.subspace = Subspace(torch.eye(2), torch.ones(2), 1.0)
+
+    def latent(self, q):
+        return self.rest_latent + q @ self.subspace.basis.T
+
+    def coordinates(self, z):
+        return (z - self.rest_latent) @ self.subspace.basis
+
+    def surface_samples(self, count, seed=0):
+        rng = np.random.default_rng(seed)
+        u = rng.random((count, 2))
+        on_lid = np.arange(count) % 2 == 1
+        points = np.where(on_lid[:, None], np.stack([u[:, 0], np.zeros(count), 0.6 * u[:, 1]], 1),
+                          np.stack([u[:, 0], -0.6 * u[:, 1], np.zeros(count)], 1))
+        return None, torch.as_tensor(points, dtype=torch.float32)
+
+    def query_cache(self, points):
+        return points
+
+    def positions(self, z, points):
+        """z (B, 2), points (N, 3) at rest -> (B, N, 3)."""
+        angle, slide = z[:, None, 0:1], z[:, None, 1:2]  # (B, 1, 1)
+        x, h = points[None, :, 0:1], points[None, :, 2:3]
+        turned = torch.cat([x + slide, -h * torch.sin(angle), h * torch.cos(angle)], dim=-1)
+        on_lid = points[None, :, 2:3] > 0  # lid points start in the y = 0 plane, z > 0
+        return torch.where(on_lid, turned, points[None].expand(z.shape[0], -1, -1))
+
+
+def test_ik_recovers_a_pose_in_an_analytic_toy_space():
+    toy = HingedLid()
+    truth = torch.tensor([[0.9, 0.12]])
+    _, observed_samples = toy.surface_samples(1500, seed=7)  # other samples than the fit's: no correspondence
+    observed = toy.positions(truth, observed_samples)[0]
+    result = fit_pose(toy, observed, IKConfig(points=600, starts=4, q_steps=120, z_steps=30, q_rate=0.05))
+    assert abs(float(result.z[0]) - 0.9) < 0.03 and abs(float(result.z[1]) - 0.12) < 0.01
+    assert result.loss < 1e-3 and result.start_losses.shape == (4,)
+
+
+def test_chamfer_l2_matches_the_brute_force_definition():
+    generator = torch.Generator().manual_seed(0)
+    a, b = torch.rand(2, 50, 3, generator=generator), torch.rand(70, 3, generator=generator)
+    d = ((a[:, :, None] - b[None, None]) ** 2).sum(-1)
+    expected = 0.5 * (d.min(2).values.mean(1) + d.min(1).values.mean(1))
+    torch.testing.assert_close(chamfer_l2(a, b), expected)
+
+
+def test_cli_ik_and_sample(tmp_path, laptop, capsys):
+    V, F, _ = laptop
+    hinge_turn = V.copy()  # TARGET: the lid (vertices above the base) turned a little about the hinge
+    lid = V[:, 2] > V[:, 2].min() + 0.3 * (V[:, 2].max() - V[:, 2].min())
+    c, s = math.cos(0.2), math.sin(0.2)
+    pivot = V[lid].min(axis=0)
+    local = V[lid] - pivot
+    hinge_turn[lid] = pivot + np.stack([local[:, 0], c * local[:, 1] - s * local[:, 2],
+                                        s * local[:, 1] + c * local[:, 2]], 1)
+    source, target = tmp_path / "source.ply", tmp_path / "target.ply"
+    save_mesh(source, V, F)
+    save_mesh(target, hinge_turn, F)
+    assert neurok_main(["ik", str(source), str(target), "--json", "--samples", "20000", "--device", "cpu",
+                        "--out", str(tmp_path / "fit.ply")]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert set(summary) == {"chamfer_l1", "chamfer_l2", "iou", "k", "k_q", "seconds"}
+    assert 0 <= summary["chamfer_l1"] < 0.2 and 0 <= summary["iou"] <= 1 and summary["k"] == 128
+    fitted, fitted_faces = load_mesh(tmp_path / "fit.ply")
+    assert fitted.shape == V.shape and np.array_equal(fitted_faces, F)
+    save_mesh(tmp_path / "other.ply", V[:100], F[np.all(F < 100, axis=1)])
+    assert neurok_main(["ik", str(source), str(tmp_path / "other.ply")]) == 2
+    assert "same vertices in the same order" in capsys.readouterr().err
+
+    sheet, states = tmp_path / "sheet.png", tmp_path / "states.npz"
+    assert neurok_main(["sample", str(source), "-n", "3", "--out", str(sheet), "--npz", str(states),
+                        "--device", "cpu"]) == 0
+    assert sheet.stat().st_size > 10_000
+    drawn = np.load(states)["vertices"]
+    assert drawn.shape == (3, *V.shape) and np.abs(drawn[0] - drawn[1]).max() > 1e-4
+    assert neurok_main(["sample", str(source), "-n", "0", "--out", str(sheet)]) == 2

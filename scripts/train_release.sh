@@ -8,7 +8,8 @@
 #
 # Environment: PYTHON (default .venv/bin/python), DATA (an existing dataset folder; default: generate
 # config/dataset.yaml into OUT_DIR/data), DEVICE (auto|cpu|cuda), BATCH (pairs per step),
-# HOLDOUT (categories kept out of the held-out model's training).
+# HOLDOUT (categories kept out of the held-out model's training), INIT_DIR (start each run from
+# INIT_DIR/<name>.pt: a second stage), SET (extra --set overrides for every run, space-separated).
 # Writes OUT_DIR/{default,holdout,displacement,no_augment}.pt with .log.jsonl and .out beside each.
 set -euo pipefail
 OUT=${1:?usage: scripts/train_release.sh OUT_DIR [MINUTES]}
@@ -33,7 +34,10 @@ share=$(( CORES > 8 ? (CORES - 4) / 4 : 1 ))
 main_workers=$(( CORES > 8 ? CORES - 4 - 3 * share : 1 ))
 launch() {
   local name=$1 workers=$2; shift 2
-  OMP_NUM_THREADS=2 neurok train --data "$DATA" --out "$OUT/$name.pt" --device "$DEVICE" \
+  local extra=()
+  if [ -n "${INIT_DIR:-}" ]; then extra+=(--init "$INIT_DIR/$name.pt"); fi
+  for item in ${SET:-}; do extra+=(--set "$item"); done
+  OMP_NUM_THREADS=2 neurok train "${extra[@]}" --data "$DATA" --out "$OUT/$name.pt" --device "$DEVICE" \
     --max-minutes "$MINUTES" --steps 10000000 --batch-size "$BATCH" --workers "$workers" --no-progress \
     "$@" > "$OUT/$name.out" 2>&1 &
 }

@@ -200,3 +200,20 @@ def test_config_overrides_reach_the_run_and_bad_ones_are_refused(dataset_dir, tm
                         "--set", "model.output=displacement", "--batch-size", "3"]) == 0
     training = load_checkpoint(out)["config"]
     assert training["model"]["output"] == "displacement" and training["training"]["batch_size"] == 3
+
+
+def test_init_from_a_checkpoint_and_mean_reconstruction(dataset_dir, tiny_run, tmp_path):
+    from neurok_ros.model.losses import LossConfig, neurok_loss
+
+    first = train(dataset_dir, tiny_run, tmp_path / "first.pt", device="cpu", steps=2, progress=False)
+    again = train(dataset_dir, tiny_run, tmp_path / "again.pt", device="cpu", steps=0, progress=False,
+                  init_from=tmp_path / "first.pt")
+    for name, value in first.model.state_dict().items():  # zero steps from the init: its weights
+        torch.testing.assert_close(again.model.state_dict()[name], value)
+    ds = PairDataset(dataset_dir, "train", tiny_run.data, seed=0, augment=False)
+    batch = collate([ds[i] for i in range(2)])
+    with torch.no_grad():
+        outputs = first.model(batch["points"], batch["input_dual_quaternions"], batch["query_points"], sample=False)
+    summed = neurok_loss(outputs, batch, "dual_quaternion", LossConfig(kl_weight=0.0))
+    mean = neurok_loss(outputs, batch, "dual_quaternion", LossConfig(kl_weight=0.0, reconstruction="mean"))
+    torch.testing.assert_close(mean["loss"], summed["loss"] / batch["query_points"].shape[1])

@@ -20,6 +20,7 @@ def register(subparsers) -> None:
     parser.add_argument("--max-minutes", type=float, help="wall-clock budget; stops and saves when spent, "
                                                           "the learning-rate schedule fitted to it")
     parser.add_argument("--precision", choices=("fp32", "bf16"), help="overrides the config")
+    parser.add_argument("--init", help="start from this checkpoint's weights (fresh optimizer and schedule)")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                         help="override one config entry, e.g. model.output=displacement (repeatable)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -38,7 +39,7 @@ def run_train(args) -> int:
             raise NeurokInputError(f"--{name.replace('_', '-')} must be {'positive' if name == 'batch_size' else 'non-negative'}")
     run = load_run_config(args.config or config_path("model/default.yaml"), args.set)
     result = train(args.data, run, args.out, device=args.device, resume=args.resume, steps=args.steps,
-                   split_file=args.split_file, workers=args.workers, progress=not args.no_progress,
+                   split_file=args.split_file, workers=args.workers, progress=not args.no_progress, init_from=args.init,
                    batch_size=args.batch_size, max_minutes=args.max_minutes, precision=args.precision)
     import os
     if int(os.environ.get("RANK", "0")) == 0:

@@ -7,6 +7,11 @@ likelihood with 2 sigma^2 = lambda rather than shrinking with the point count):
                           + position_weight * |apply(p, x) - x_b|^2 (what the metrics measure);
   displacement output:    position_weight * |x + d - x_b|^2 (the displacement error itself).
 KL in nats, summed over the k latent numbers. Everything is averaged over the batch.
+
+reconstruction = "mean" averages the per-point errors over the query points instead: the same
+lambda then weighs the KL 1/N_query as much against one point's error as "sum" does against the whole
+field, which pulls the posteriors onto the prior N(mu_cond, I), so prior samples and latent-space
+inverse kinematics stay on the learned manifold (at some cost in reconstruction detail).
 """
 from __future__ import annotations
 
@@ -23,6 +28,11 @@ class LossConfig:
     kl_weight: float = 0.01
     dq_weight: float = 1.0
     position_weight: float = 1.0
+    reconstruction: str = "sum"  # sum | mean over the query points
+
+    def __post_init__(self):
+        if self.reconstruction not in ("sum", "mean"):
+            raise NeurokInputError(f"loss reconstruction {self.reconstruction!r} is not one of sum, mean")
 
     @classmethod
     def from_dict(cls, data: dict | None) -> "LossConfig":
@@ -30,7 +40,7 @@ class LossConfig:
         unknown = sorted(set(data) - {f.name for f in fields(cls)})
         if unknown:
             raise NeurokInputError(f"unknown loss config keys {unknown}")
-        return cls(**{k: float(v) for k, v in data.items()})
+        return cls(**{k: v if k == "reconstruction" else float(v) for k, v in data.items()})
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -76,6 +86,8 @@ def neurok_loss(outputs: dict[str, torch.Tensor], batch: dict[str, torch.Tensor]
         reconstruction = reconstruction + config.dq_weight * terms["dq"]
     kl = kl_to_prior(outputs["posterior_mean"].float(), outputs["posterior_logvar"].float(),
                      outputs["prior_mean"].float())
+    if config.reconstruction == "mean":
+        reconstruction = reconstruction / prediction.shape[1]
     loss = reconstruction + config.kl_weight * kl
     result = {"loss": loss, "reconstruction": reconstruction, "kl": kl, **terms}
     return {name: value.mean() for name, value in result.items()}

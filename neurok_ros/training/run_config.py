@@ -81,6 +81,16 @@ class RunConfig:
         return replace(self, training=replace(self.training, **changes))
 
 
+def _scalar(value):
+    """YAML reads "3e-4" (no dot) as a string: take it as the number it means."""
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
+
+
 def load_run_config(path: str | Path, overrides: list[str] | tuple = ()) -> RunConfig:
     """Read config/model/<name>.yaml (or any file of the same layout), then apply "section.key=value"
     overrides (value parsed as YAML), e.g. ["model.output=displacement", "data.augment=false"]."""
@@ -94,5 +104,5 @@ def load_run_config(path: str | Path, overrides: list[str] | tuple = ()) -> RunC
             raise NeurokInputError(f"override {item!r} is not of the form section.key=value")
         if section not in ("model", "data", "loss", "training"):
             raise NeurokInputError(f"override {item!r}: unknown section {section!r}")
-        data.setdefault(section, {})[name] = yaml.safe_load(value)
+        data.setdefault(section, {})[name] = _scalar(yaml.safe_load(value))
     return RunConfig.from_dict(data)

@@ -122,8 +122,10 @@ def _log(path: Path, record: dict) -> None:
 
 def train(data_dir: str | Path, run: RunConfig, out: str | Path, device: str = "auto", resume: bool = False,
           steps: int | None = None, split_file: str | Path | None = None, workers: int | None = None,
-          progress: bool = True, **training_overrides) -> TrainResult:
+          progress: bool = True, init_from: str | Path | None = None, **training_overrides) -> TrainResult:
     """Train (or resume) and write the checkpoint `out`; every torchrun rank calls this.
+    init_from: start from this checkpoint's weights (same model config) with a fresh optimizer and
+    schedule, e.g. to fine-tune with another loss.
     training_overrides: any TrainingConfig field (batch_size, max_minutes, precision...), None = keep."""
     data_dir, out = Path(data_dir), Path(out)
     overrides = {"steps": steps, "workers": workers, **training_overrides}
@@ -131,13 +133,13 @@ def train(data_dir: str | Path, run: RunConfig, out: str | Path, device: str = "
     cfg = run.training
     context = setup_distributed(device)
     try:
-        return _train(data_dir, run, cfg, out, context, resume, split_file, progress)
+        return _train(data_dir, run, cfg, out, context, resume, split_file, progress, init_from)
     finally:
         teardown_distributed(context)
 
 
 def _train(data_dir: Path, run: RunConfig, cfg: TrainingConfig, out: Path, context: DistributedContext,
-           resume: bool, split_file, progress: bool) -> TrainResult:
+           resume: bool, split_file, progress: bool, init_from=None) -> TrainResult:
     from tqdm import tqdm
 
     torch.manual_seed(cfg.seed)
@@ -160,6 +162,11 @@ def _train(data_dir: Path, run: RunConfig, cfg: TrainingConfig, out: Path, conte
             print(f"neurok train: no optimizer state for step {step} next to {out}; AdamW restarts")
     elif resume and context.is_main:
         print(f"neurok train: {out} does not exist yet; starting from step 0")
+    if init_from is not None and step == 0:
+        start = load_checkpoint(init_from, map_location=context.device)
+        if start["config"]["model"] != run.model.to_dict():
+            raise NeurokInputError(f"{init_from}: its model config differs from the requested one")
+        model.load_state_dict(start["model_state"])
 
     train_set = PairDataset(data_dir, "train", run.data, seed=cfg.seed, split_file=split_file)
     if len(train_set) == 0:

@@ -217,3 +217,13 @@ def test_init_from_a_checkpoint_and_mean_reconstruction(dataset_dir, tiny_run, t
     summed = neurok_loss(outputs, batch, "dual_quaternion", LossConfig(kl_weight=0.0))
     mean = neurok_loss(outputs, batch, "dual_quaternion", LossConfig(kl_weight=0.0, reconstruction="mean"))
     torch.testing.assert_close(mean["loss"], summed["loss"] / batch["query_points"].shape[1])
+
+
+def test_plot_training_curves_from_real_logs(dataset_dir, tiny_run, tmp_path):
+    run = tiny_run.with_training(log_every=1, val_every=2)
+    train(dataset_dir, run, tmp_path / "a.pt", device="cpu", steps=4, progress=False)
+    png = tmp_path / "curves.png"
+    log = tmp_path / "a.pt.log.jsonl"
+    assert neurok_main(["plot-training", f"first={log}", f"second={log}@4", "--out", str(png)]) == 0
+    assert png.stat().st_size > 10_000
+    assert neurok_main(["plot-training", f"missing={tmp_path / 'none.jsonl'}", "--out", str(png)]) == 2

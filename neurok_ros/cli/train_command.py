@@ -26,6 +26,29 @@ def register(subparsers) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=run_train)
 
+    plot = subparsers.add_parser("plot-training", help="plot training curves from neurok train logs")
+    plot.add_argument("logs", nargs="+", metavar="NAME=LOG[@OFFSET]",
+                      help="a label, its <checkpoint>.log.jsonl, and optionally a step offset (second stage)")
+    plot.add_argument("--out", required=True, help="PNG path")
+    plot.set_defaults(func=run_plot)
+
+
+def run_plot(args) -> int:
+    from pathlib import Path
+
+    from neurok_ros.errors import NeurokInputError
+    from neurok_ros.visualisation.training_curves import plot_training_curves
+
+    logs, offsets = {}, {}
+    for item in args.logs:
+        name, sep, rest = item.partition("=")
+        path, _, offset = rest.partition("@")
+        if not sep or not Path(path).is_file():
+            raise NeurokInputError(f"{item!r}: expected NAME=LOG with an existing log file")
+        logs[name], offsets[name] = path, int(offset or 0)
+    print(f"wrote {plot_training_curves(logs, args.out, offsets)}")
+    return 0
+
 
 def run_train(args) -> int:
     from neurok_ros.config_files import config_path

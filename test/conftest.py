@@ -25,3 +25,15 @@ def ros_context():
     yield rclpy
     if started and rclpy.ok():
         rclpy.shutdown()
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Small models gain nothing from threads, and threads stall badly on a shared 2-core machine.
+    Use with `pytestmark = pytest.mark.usefixtures("one_torch_thread")`."""
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)

@@ -14,14 +14,7 @@ from neurok_ros.kinematics.instance import DEFAULT_CHECKPOINT, encode_mesh, load
 from neurok_ros.kinematics.inverse_kinematics import IKConfig, chamfer_l2, fit_pose
 
 EXAMPLE = DEFAULT_CHECKPOINT.parent / "example_laptop.ply"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

@@ -7,15 +7,8 @@ from neurok_ros.model import ModelConfig, NeuROKModel, parameter_count
 from neurok_ros.model.attention import attend
 
 # torch.func.jvp imports torch._decomp, which still calls the deprecated torch.jit.script
-pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models gain nothing from threads, and threads stall badly on a shared 2-core machine."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+pytestmark = [pytest.mark.usefixtures("one_torch_thread"),
+              pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")]
 
 
 TINY = load_yaml(config_path("model/tiny.yaml"))["model"]

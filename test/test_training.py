@@ -21,16 +21,8 @@ from neurok_ros.training.trainer import collate, compute_loss, train
 sys.path.insert(0, str(Path(__file__).parent))
 from toy_kinematic_data import drawer, laptop, write_toy_dataset  # noqa: E402
 
-pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models gain nothing from threads, and threads stall badly on a shared 2-core machine."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+pytestmark = [pytest.mark.usefixtures("one_torch_thread"),
+              pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")]
 
 
 @pytest.fixture(scope="module")

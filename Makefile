@@ -4,7 +4,7 @@ PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 SYSPY   ?= python3
 
-.PHONY: setup test demo bench clean
+.PHONY: setup test demo bench train clean
 
 setup: $(STAMP)
 
@@ -27,6 +27,12 @@ demo: setup
 
 bench: setup
 	$(VENV)/bin/neurok bench --out docs/benchmarks.md
+
+# Long job, not part of the tests: the shipped model and the evaluation's models (docs/model.md).
+TRAIN_OUT ?= out/train
+MINUTES   ?= 60
+train: setup
+	PYTHON=$(PYTHON) scripts/train_release.sh $(TRAIN_OUT) $(MINUTES)
 
 clean:
 	rm -rf $(VENV) out build install log *.egg-info

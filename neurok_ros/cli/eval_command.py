@@ -1,0 +1,135 @@
+"""`neurok eval --data TEST_DIR --out docs/eval.md`: the paper's Table 1 protocol on a dataset split.
+
+NeuROK, its ablations (no active subspace; displacement output and no augmentation from their own
+checkpoints) and the identity and PCA baselines fit TARGET poses from surface samples; see
+neurok_ros/evaluation/runner.py and the Protocol section of the report it writes.
+"""
+from __future__ import annotations
+
+import argparse
+import shlex
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "eval", help="pose-fitting table (NeuROK, ablations, baselines) on a test split",
+        description="Evaluate pose fitting on a dataset split like the NeuROK paper's Table 1 and write a "
+                    "markdown report: NeuROK, ablations and baselines, Chamfer-L1/L2 and IoU in SOURCE's "
+                    "normalised frame.")
+    parser.add_argument("--data", required=True, help="dataset folder (manifest.json + instance .npz files)")
+    parser.add_argument("--out", required=True, help="markdown report to write, e.g. docs/eval.md")
+    parser.add_argument("--split", default="test", help="split to evaluate (default: test)")
+    parser.add_argument("--split-file", help="JSON splits (from `neurok data split`) instead of the manifest's; "
+                                             "its train split also feeds the PCA baseline")
+    parser.add_argument("--pairs-per-category", type=_positive_int, metavar="N",
+                        help="instances (one pose pair each) per category (default: all)")
+    parser.add_argument("--checkpoint", help="NeuROK checkpoint (default: the shipped one)")
+    parser.add_argument("--ablation-checkpoints", nargs="+", default=[], metavar="KEY=PATH",
+                        help="displacement=PATH and/or no_augment=PATH; rows without one are skipped")
+    parser.add_argument("--seed", type=int, default=0, help="pair, sample and IK seed (default: 0)")
+    parser.add_argument("--json", metavar="FILE", help="also write every per-pair record as JSON")
+    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                        help="model device (metrics run on the CPU)")
+    parser.add_argument("--metric-samples", type=_positive_int, default=100_000, metavar="N",
+                        help="surface samples per shape and IoU points (default: 100000)")
+    parser.add_argument("--target-samples", type=_positive_int, default=2048, metavar="N",
+                        help="TARGET surface samples the methods see (default: 2048)")
+    parser.add_argument("--ik-starts", type=_positive_int, help="IK starts (default: IKConfig's)")
+    parser.add_argument("--ik-steps", type=int, nargs=2, metavar=("Q_STEPS", "Z_STEPS"),
+                        help="IK Adam steps in q, then in z (default: IKConfig's)")
+    parser.add_argument("--pca-pairs", type=_positive_int, default=2048, metavar="N",
+                        help="training pairs of the PCA baseline (default: 2048)")
+    parser.add_argument("--pca-components", type=_positive_int, default=16, metavar="D",
+                        help="PCA components (default: 16)")
+    parser.add_argument("--pca-cache", metavar="DIR",
+                        help="folder for the PCA subspace cache (default: <tmp>/neurok_eval_cache)")
+    parser.add_argument("--no-pca-cache", action="store_true", help="always rebuild the PCA subspace")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(func=run_eval)
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
+def parse_ablations(items: list[str]) -> dict[str, str]:
+    from neurok_ros.errors import NeurokInputError
+    from neurok_ros.evaluation.runner import ABLATIONS
+
+    out = {}
+    for item in items:
+        key, sep, path = item.partition("=")
+        if not sep or not path or key not in ABLATIONS:
+            raise NeurokInputError(f"--ablation-checkpoints {item!r}: expected KEY=PATH with KEY one of "
+                                   f"{', '.join(ABLATIONS)}")
+        out[key] = path
+    return out
+
+
+def command_line(args) -> str:
+    """The invocation, rebuilt from the parsed arguments (options left at their defaults omitted)."""
+    words = ["neurok", "eval", "--data", args.data, "--out", args.out]
+    if args.split != "test":
+        words += ["--split", args.split]
+    for name in ("split_file", "pairs_per_category", "checkpoint", "json", "pca_cache"):
+        if getattr(args, name) is not None:
+            words += ["--" + name.replace("_", "-"), str(getattr(args, name))]
+    if args.ablation_checkpoints:
+        words += ["--ablation-checkpoints", *args.ablation_checkpoints]
+    for name, default in (("seed", 0), ("device", "auto"), ("metric_samples", 100_000), ("target_samples", 2048),
+                          ("pca_pairs", 2048), ("pca_components", 16)):
+        if getattr(args, name) != default:
+            words += ["--" + name.replace("_", "-"), str(getattr(args, name))]
+    if args.ik_starts is not None:
+        words += ["--ik-starts", str(args.ik_starts)]
+    if args.ik_steps is not None:
+        words += ["--ik-steps", *map(str, args.ik_steps)]
+    if args.no_pca_cache:
+        words.append("--no-pca-cache")
+    return shlex.join(words)
+
+
+def run_eval(args) -> int:
+    import json
+    from dataclasses import replace
+    from pathlib import Path
+
+    from neurok_ros.errors import NeurokInputError
+    from neurok_ros.evaluation.pca_baseline import PCAConfig
+    from neurok_ros.evaluation.runner import DEFAULT_PCA_CACHE, EvalConfig, run_evaluation
+    from neurok_ros.kinematics.instance import resolve_device
+    from neurok_ros.kinematics.inverse_kinematics import IKConfig
+
+    ik = IKConfig()
+    if args.ik_starts is not None:
+        ik = replace(ik, starts=args.ik_starts)
+    if args.ik_steps is not None:
+        if min(args.ik_steps) < 0:
+            raise NeurokInputError("--ik-steps must be non-negative")
+        ik = replace(ik, q_steps=args.ik_steps[0], z_steps=args.ik_steps[1])
+    cache = None if args.no_pca_cache else (args.pca_cache or DEFAULT_PCA_CACHE)
+    config = EvalConfig(data=args.data, split=args.split, split_file=args.split_file,
+                        pairs_per_category=args.pairs_per_category, checkpoint=args.checkpoint,
+                        ablations=parse_ablations(args.ablation_checkpoints), seed=args.seed,
+                        device=str(resolve_device(args.device)), metric_samples=args.metric_samples,
+                        target_samples=args.target_samples, ik=ik,
+                        pca=PCAConfig(num_pairs=args.pca_pairs, components=args.pca_components),
+                        pca_cache=cache, progress=not args.no_progress, command=command_line(args))
+    result = run_evaluation(config)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(result.markdown)
+    if args.json:
+        path = Path(args.json)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"command": config.command, **result.to_json()}, indent=1))
+    print(f"neurok eval: {len({r['file'] for r in result.records})} pairs, {result.seconds:.0f} s; wrote {out}"
+          + (f" and {args.json}" if args.json else ""))
+    for key, s in result.summary.items():
+        iou = "n/a" if s["iou"] is None else f"{s['iou']:.3f}"
+        l1 = "n/a" if s["chamfer_l1"] is None else f"{s['chamfer_l1']:.4f}"
+        print(f"  {key:<13} Chamfer-L1 {l1}  IoU {iou} ({s['iou_count']})")
+    return 0

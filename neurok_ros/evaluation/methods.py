@@ -1,0 +1,88 @@
+"""The rows of the evaluation table as methods with one interface:
+
+    method.predict(source_vertices (n, 3), faces (m, 3), target_points (M, 3)) -> Prediction
+
+SOURCE is a full mesh; of TARGET a method sees only surface samples (no vertices, no correspondence),
+in SOURCE's frame and units. The prediction is SOURCE's vertices moved, in SOURCE's vertex order.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from neurok_ros.evaluation.pca_baseline import PCAFitConfig, PCASubspace, fit_pca_pose
+from neurok_ros.kinematics.instance import EncodingConfig, encode_mesh
+from neurok_ros.kinematics.inverse_kinematics import IKConfig, fit_pose
+
+
+@dataclass
+class Prediction:
+    """vertices (n, 3) float64; ik_seconds: the fit (0 for identity); encode_seconds: encoding the SOURCE
+    mesh (prior, subspace; 0 where there is none); extras: method facts (k, k_q, loss...)."""
+
+    vertices: np.ndarray
+    ik_seconds: float
+    encode_seconds: float = 0.0
+    extras: dict = field(default_factory=dict)
+
+
+@dataclass
+class Method:
+    """key: short id ("neurok", "identity"...); label: the table's row name; description: one line."""
+
+    key: str
+    label: str
+    description: str
+
+    def predict(self, source_vertices: np.ndarray, faces: np.ndarray, target_points: np.ndarray) -> Prediction:
+        raise NotImplementedError
+
+
+@dataclass
+class IdentityMethod(Method):
+    """No deformation: the prediction is SOURCE itself."""
+
+    key: str = "identity"
+    label: str = "Baseline: identity (no deformation)"
+    description: str = "prediction = SOURCE"
+
+    def predict(self, source_vertices, faces, target_points) -> Prediction:
+        return Prediction(np.array(source_vertices, dtype=np.float64), 0.0)
+
+
+@dataclass
+class NeuROKMethod(Method):
+    """Encode SOURCE with `model` (prior mean, active subspace or the whole latent space), then fit_pose
+    on TARGET's samples in SOURCE's normalised frame and decode SOURCE's vertices."""
+
+    model: torch.nn.Module = None
+    encoding: EncodingConfig = EncodingConfig()
+    ik: IKConfig = IKConfig()
+
+    def predict(self, source_vertices, faces, target_points) -> Prediction:
+        instance = encode_mesh(self.model, source_vertices, faces, self.encoding)
+        target = torch.as_tensor(instance.transform.apply(np.asarray(target_points, dtype=np.float64)),
+                                 dtype=instance.prior_mean.dtype)
+        result = fit_pose(instance, target, self.ik)
+        started = time.perf_counter()
+        vertices = instance.decode(z=result.z)
+        decode_seconds = time.perf_counter() - started
+        return Prediction(vertices, result.seconds, instance.seconds,
+                          {"k": instance.k, "k_q": instance.k_q, "loss": result.loss,
+                           "decode_seconds": decode_seconds})
+
+
+@dataclass
+class PCAMethod(Method):
+    """Displace SOURCE by the PCA subspace field fitted to TARGET's samples (pca_baseline)."""
+
+    subspace: PCASubspace = None
+    fit: PCAFitConfig = PCAFitConfig()
+
+    def predict(self, source_vertices, faces, target_points) -> Prediction:
+        result = fit_pca_pose(self.subspace, source_vertices, faces, target_points, self.fit)
+        return Prediction(result.vertices, result.seconds, 0.0,
+                          {"k": self.subspace.dim, "k_q": self.subspace.dim, "loss": result.loss})

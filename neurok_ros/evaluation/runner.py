@@ -1,0 +1,281 @@
+"""The whole evaluation in one call: select pose pairs, run every method on every pair, score, report.
+
+    result = run_evaluation(EvalConfig(data="/data/neurok", pairs_per_category=5))
+    result.markdown, result.records
+
+Rows: NeuROK (default checkpoint, active subspace); ablations "no active subspace" (same checkpoint,
+whole latent space), "displacement output" and "no augmentation" (their own checkpoints, skipped when
+not given); baselines identity and PCA. All methods see the same SOURCE mesh and the same TARGET
+samples of each pair, and are scored by metrics_in_frame in SOURCE's normalised frame.
+"""
+from __future__ import annotations
+
+import datetime
+import math
+import os
+import platform
+import tempfile
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from neurok_ros.data.instance_format import load_instance
+from neurok_ros.errors import NeurokInputError
+from neurok_ros.evaluation import report
+from neurok_ros.evaluation.methods import IdentityMethod, Method, NeuROKMethod, PCAMethod
+from neurok_ros.evaluation.pca_baseline import PCAConfig, PCAFitConfig, load_or_fit_subspace
+from neurok_ros.evaluation.pose_pairs import pose_pair, pose_vertices, select_files, target_samples
+from neurok_ros.geometry.metrics import DEFAULT_SEED, metrics_in_frame
+from neurok_ros.geometry.normalisation import NormalisingTransform
+from neurok_ros.kinematics.instance import DEFAULT_CHECKPOINT, EncodingConfig, load_default_model
+from neurok_ros.kinematics.inverse_kinematics import IKConfig
+from neurok_ros.training.pair_dataset import split_files
+
+ABLATIONS = {"displacement": "Ablation: displacement output", "no_augment": "Ablation: no augmentation"}
+DEFAULT_PCA_CACHE = Path(tempfile.gettempdir()) / "neurok_eval_cache"
+# (key, table label, short name for the per-category table)
+ROWS = (("neurok", "NeuROK", "NeuROK"),
+        ("no_subspace", "Ablation: no active subspace (k_q = k)", None),
+        ("displacement", ABLATIONS["displacement"], None),
+        ("no_augment", ABLATIONS["no_augment"], None),
+        ("identity", "Baseline: identity (no deformation)", "identity"),
+        ("pca", "Baseline: PCA of training displacements", "PCA"))
+
+
+@dataclass
+class EvalConfig:
+    """data: dataset folder; split of the manifest or of split_file; pairs_per_category: instances per
+    category (None: all); checkpoint: NeuROK's (None: the shipped default); ablations: {"displacement"
+    | "no_augment": checkpoint path}; seed: instance, pose, sample and IK seeds; metric_samples: per
+    shape in metrics_in_frame; target_samples: TARGET samples the methods see; pca_cache: folder of
+    the PCA subspace cache (None: no cache); command: shown in the report."""
+
+    data: str | Path
+    split: str = "test"
+    split_file: str | Path | None = None
+    pairs_per_category: int | None = None
+    checkpoint: str | Path | None = None
+    ablations: dict = field(default_factory=dict)
+    seed: int = 0
+    device: str = "cpu"
+    metric_samples: int = 100_000
+    target_samples: int = 2048
+    ik: IKConfig = IKConfig()
+    pca: PCAConfig = PCAConfig()
+    pca_cache: str | Path | None = DEFAULT_PCA_CACHE
+    progress: bool = True
+    command: str = ""
+
+
+@dataclass
+class EvalResult:
+    records: list[dict]
+    markdown: str
+    summary: dict
+    checkpoints: list[dict]
+    notes: list[str]
+    seconds: float
+
+    def to_json(self) -> dict:
+        return {"summary": self.summary, "checkpoints": self.checkpoints, "notes": self.notes,
+                "seconds": self.seconds, "records": self.records}
+
+
+def checkpoint_facts(role: str, path, payload: dict) -> dict:
+    config = payload.get("config", {})
+    return {"role": role, "path": str(path), "step": int(payload.get("step", -1)),
+            "parameter_count": int(payload.get("parameter_count", 0)),
+            "output": config.get("model", {}).get("output", "?"),
+            "augment": bool(config.get("data", {}).get("augment", True)),
+            "metrics": dict(payload.get("metrics", {})), "dataset": dict(payload.get("dataset", {}))}
+
+
+def build_methods(config: EvalConfig, train_files: list[str]) -> tuple[list[Method], list[dict], list[str], dict]:
+    """(methods in table order, checkpoint facts, notes, PCA facts)."""
+    unknown = sorted(set(config.ablations) - set(ABLATIONS))
+    if unknown:
+        raise NeurokInputError(f"unknown ablation(s) {unknown}; expected {sorted(ABLATIONS)}")
+    labels = {key: label for key, label, _ in ROWS}
+    ik = replace(config.ik, seed=config.seed)
+    encoding = EncodingConfig(seed=config.seed)
+    methods: list[Method] = []
+    checkpoints, notes = [], []
+    path = Path(config.checkpoint) if config.checkpoint else DEFAULT_CHECKPOINT
+    model, payload = load_default_model(path, device=config.device)
+    checkpoints.append(checkpoint_facts("NeuROK, no-active-subspace ablation", path, payload))
+    methods.append(NeuROKMethod("neurok", labels["neurok"], "default checkpoint, active subspace, fit_pose",
+                                model, encoding, ik))
+    methods.append(NeuROKMethod("no_subspace", labels["no_subspace"],
+                                "default checkpoint, EncodingConfig(reduce=False), fit_pose",
+                                model, replace(encoding, reduce=False), ik))
+    expected_output = {"displacement": "displacement", "no_augment": None}
+    for key in ABLATIONS:
+        if key not in config.ablations:
+            notes.append(f"Row \"{labels[key]}\" skipped: no checkpoint given "
+                         f"(--ablation-checkpoints {key}=PATH).")
+            continue
+        ablation_model, ablation_payload = load_default_model(config.ablations[key], device=config.device)
+        facts = checkpoint_facts(labels[key], config.ablations[key], ablation_payload)
+        checkpoints.append(facts)
+        if expected_output[key] and facts["output"] != expected_output[key]:
+            notes.append(f"Warning: the {key} checkpoint's output is {facts['output']!r}, "
+                         f"not {expected_output[key]!r}.")
+        if key == "no_augment" and facts["augment"]:
+            notes.append("Warning: the no_augment checkpoint was trained with augmentation on.")
+        methods.append(NeuROKMethod(key, labels[key], f"{key} checkpoint, active subspace, fit_pose",
+                                    ablation_model, encoding, ik))
+    methods.append(IdentityMethod("identity", labels["identity"], "prediction = SOURCE"))
+    subspace, cache_file, cached = load_or_fit_subspace(config.data, train_files, replace(config.pca, seed=config.seed),
+                                                        config.pca_cache, config.progress)
+    pca_facts = dict(subspace.facts, cache_file=str(cache_file) if cache_file else None, from_cache=cached,
+                     explained=[float(e) for e in subspace.explained])
+    methods.append(PCAMethod("pca", labels["pca"], "PCA subspace of training displacements, same IK budget",
+                             subspace, PCAFitConfig.from_ik(ik)))
+    return methods, checkpoints, notes, pca_facts
+
+
+def _clean(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, (np.floating, np.integer)):
+        return _clean(value.item())
+    return value
+
+
+def evaluate_pair(methods: list[Method], root: Path, file_name: str, config: EvalConfig) -> list[dict]:
+    """One record per method for the pose pair of `file_name`."""
+    instance = load_instance(root / file_name)
+    pair = pose_pair(file_name, instance, config.seed)
+    faces = np.asarray(instance.faces, dtype=np.int64)
+    source, target = pose_vertices(instance, pair.pose_a), pose_vertices(instance, pair.pose_b)
+    observed = target_samples(target, faces, config.seed, file_name, config.target_samples)
+    transform = NormalisingTransform.from_vertices(source)
+    records = []
+    for method in methods:
+        record = {"method": method.key, "label": method.label, **pair.to_dict(), "kind": instance.kind,
+                  "num_vertices": instance.num_vertices, "num_faces": len(faces), "chamfer_l1": None,
+                  "chamfer_l2": None, "iou": None, "ik_seconds": None, "encode_seconds": None, "k": None,
+                  "k_q": None, "loss": None, "error": None}
+        try:
+            prediction = method.predict(source, faces, observed)
+            metrics = metrics_in_frame((prediction.vertices, faces), (target, faces), transform,
+                                       config.metric_samples, DEFAULT_SEED)
+            record.update(metrics, ik_seconds=prediction.ik_seconds, encode_seconds=prediction.encode_seconds,
+                          **{k: prediction.extras.get(k) for k in ("k", "k_q", "loss")})
+        except NeurokInputError as exc:
+            record["error"] = str(exc).splitlines()[0]
+        records.append({k: _clean(v) for k, v in record.items()})
+    return records
+
+
+def run_evaluation(config: EvalConfig) -> EvalResult:
+    started = time.perf_counter()
+    root = Path(config.data)
+    if not root.is_dir():
+        raise NeurokInputError(f"{root}: not a dataset folder")
+    files = select_files(split_files(root, config.split, config.split_file), config.pairs_per_category, config.seed)
+    if not files:
+        raise NeurokInputError(f"split {config.split!r} of {config.split_file or root / 'manifest.json'} is empty")
+    missing = [f for f in files if not (root / f).is_file()]
+    if missing:
+        raise NeurokInputError(f"{root}: {len(missing)} instance file(s) of split {config.split!r} missing, "
+                               f"e.g. {missing[0]}")
+    train_files = split_files(root, "train", config.split_file)
+    methods, checkpoints, notes, pca_facts = build_methods(config, train_files)
+    records: list[dict] = []
+    iterator = files
+    if config.progress:
+        from tqdm import tqdm
+        iterator = tqdm(files, desc="neurok eval", unit="pair")
+    for file_name in iterator:
+        if config.progress:
+            iterator.set_postfix_str(file_name)
+        records.extend(evaluate_pair(methods, root, file_name, config))
+    seconds = time.perf_counter() - started
+    summary = {m.key: report.summarise([r for r in records if r["method"] == m.key]) for m in methods}
+    summary = {k: {name: _clean(v) for name, v in s.items()} for k, s in summary.items()}
+    trained = set(checkpoints[0]["dataset"].get("train_categories", []))
+    unseen = {r["category"] for r in records} - trained if trained else set()
+    markdown = render_markdown(config, methods, records, checkpoints, notes, pca_facts, seconds, unseen)
+    return EvalResult(records, markdown, summary, checkpoints, notes + [f"PCA: {pca_facts}"], seconds)
+
+
+def render_markdown(config: EvalConfig, methods: list[Method], records: list[dict], checkpoints: list[dict],
+                    notes: list[str], pca_facts: dict, seconds: float, unseen: set[str]) -> str:
+    ik = config.ik
+    pairs = len({r["file"] for r in records})
+    categories = len({r["category"] for r in records})
+    split_source = f"`{config.split_file}`" if config.split_file else "the dataset manifest"
+    chosen = ("all instances" if config.pairs_per_category is None
+              else f"up to {config.pairs_per_category} per category")
+    lines = [f"# NeuROK evaluation: pose fitting on the `{config.split}` split", "",
+             "Generated by `neurok eval` (nothing in this file is written by hand):", "",
+             "```", config.command or "neurok eval", "```", "",
+             f"- Data: `{config.data}`, split `{config.split}` from {split_source}: {pairs} pose pairs in "
+             f"{categories} categories ({chosen}), seed {config.seed}.",
+             f"- Run: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}, "
+             f"{seconds / 60:.1f} min on {platform.machine()} with {os.cpu_count()} CPU cores, "
+             f"{torch.get_num_threads()} torch threads, device {config.device}, torch {torch.__version__}.",
+             "", "## Checkpoints", ""]
+    lines += report.checkpoint_lines(checkpoints)
+    if unseen:
+        lines += ["", f"Categories evaluated here that the NeuROK checkpoint never saw in training: "
+                      f"{', '.join(sorted(unseen))} (marked \"unseen\" below)."]
+    lines += ["", "## Protocol", "",
+              f"- Pairs: per category of the split, up to N instances chosen by a seeded permutation; per "
+              f"instance one pair of distinct poses (a, b) among its rest pose and frames, drawn with the seed. "
+              f"SOURCE = pose a (vertices and faces), TARGET = pose b.",
+              f"- Every method sees SOURCE's mesh and only {config.target_samples} area-uniform surface samples "
+              f"of TARGET (no vertices, no correspondence), and predicts SOURCE's vertices moved, in SOURCE's "
+              f"vertex order.",
+              f"- Score: `metrics_in_frame(prediction, TARGET, SOURCE's normalising transform)` with "
+              f"{config.metric_samples:,} samples (Chamfer-L1 / Chamfer-L2 on area-uniform surface samples, "
+              f"volumetric IoU by generalised winding number), both shapes normalised by SOURCE's bounding box "
+              f"(longest side 1). IoU is undefined (NaN) where neither shape encloses volume (open sheets "
+              f"such as cloth): the IoU column is the mean over the pairs where it is defined, their count in "
+              f"parentheses.",
+              f"- NeuROK rows: encode SOURCE (prior mean; active subspace unless stated), then `fit_pose`: "
+              f"{ik.starts} starts (as in `fit_pose`: the SOURCE pose itself, the prior mean, prior draws), "
+              f"{ik.q_steps} Adam steps in q at "
+              f"{ik.q_rate}, then {ik.z_steps} steps in z at {ik.z_rate}, Chamfer-L2 on {ik.points} decoded "
+              f"SOURCE samples against the TARGET samples, prior weight {ik.prior_weight:g}. "
+              f"\"IK seconds\" is the fit alone; encoding is listed below the table.",
+              f"- PCA baseline: displacement fields of {pca_facts['config']['num_pairs']} seeded training pairs "
+              f"(train split), each in its M0's normalised frame, splatted onto a "
+              f"{pca_facts['config']['resolution']}^3 grid over [-{pca_facts['config']['extent']}, "
+              f"{pca_facts['config']['extent']}]^3 (inverse-distance weights of the "
+              f"{pca_facts['config']['neighbours']} nearest of {pca_facts['config']['samples']} M0 surface "
+              f"samples); PCA keeps the mean and {len(pca_facts['explained'])} components "
+              f"({100 * sum(pca_facts['explained']):.1f}% of the variance). For a pair, SOURCE moves by the "
+              f"trilinear interpolation of mean + components c; c is fitted like NeuROK's q: same sample "
+              f"count, Chamfer-L2 objective, prior weight, {ik.starts} starts (c = 0, the c closest to no "
+              f"displacement, draws from N(0, I) in units of each component's standard deviation), "
+              f"{ik.q_steps} + {ik.z_steps} Adam steps.",
+              "- Identity baseline: prediction = SOURCE.",
+              "", "## Results", ""]
+    lines += report.main_table([(m.key, m.label) for m in methods], records)
+    lines.append("")
+    for m in methods:
+        s = report.summarise([r for r in records if r["method"] == m.key])
+        if m.key not in ("identity", "pca") and s["pairs"]:
+            lines.append(f"- {m.label}: encoding median {report.fmt_seconds(s['encode_seconds'])} s, "
+                         f"mean k_q {report.fmt(s['k_q'], 1)}.")
+    solid = [r for r in records if r.get("kind") != "cloth"]
+    if len(solid) < len(records):
+        cells = []
+        for m in methods:
+            s = report.summarise([r for r in solid if r["method"] == m.key])
+            cells.append(f"{m.label} {report.fmt_iou(s['iou'])} ({s['iou_count']})")
+        lines.append("- IoU without the cloth pairs (open sheets: their winding-number IoU measures almost no "
+                     "volume and is not meaningful): " + "; ".join(cells) + ".")
+    lines += [f"- {note}" for note in notes]
+    lines += ["", report.PAPER_TABLE_1, "", "## Per category (Chamfer-L1 / IoU)", ""]
+    lines += report.category_table([(key, short) for key, _, short in ROWS if short], records, unseen)
+    lines += ["", "IoU is n/a where it is undefined for every pair of the category (open sheets).", ""]
+    errors = [r for r in records if r.get("error")]
+    if errors:
+        lines += ["## Failures", ""] + [f"- {r['label']}, `{r['file']}`: {r['error']}" for r in errors] + [""]
+    return "\n".join(lines) + "\n"

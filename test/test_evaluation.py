@@ -1,0 +1,168 @@
+"""`neurok eval`: pose-pair selection, the PCA baseline's grid field and fit, and an end-to-end run on a
+tiny generated dataset with a tiny untrained model."""
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from neurok_ros.cli import main as neurok_main
+from neurok_ros.config_files import config_path
+from neurok_ros.data.articulated.parts import box
+from neurok_ros.data.instance_format import load_instance
+from neurok_ros.evaluation.grid_field import RegularGrid, splat_inverse_distance, trilinear
+from neurok_ros.evaluation.pca_baseline import (PCAConfig, PCAFitConfig, PCASubspace, fit_pca_pose,
+                                                load_or_fit_subspace)
+from neurok_ros.evaluation.pose_pairs import (choose_poses, pose_pair, pose_vertices, select_files,
+                                              target_samples)
+from neurok_ros.evaluation.report import fmt_l1
+from neurok_ros.geometry.metrics import metrics_in_frame
+from neurok_ros.geometry.normalisation import NormalisingTransform
+from neurok_ros.model import NeuROKModel
+from neurok_ros.training.checkpoint import save_checkpoint
+from neurok_ros.training.run_config import load_run_config
+
+sys.path.insert(0, str(Path(__file__).parent))
+from toy_kinematic_data import write_toy_dataset  # noqa: E402
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+def affine_field(points, A, b):
+    return points @ A.T + b
+
+
+def test_trilinear_reproduces_an_affine_field_exactly():
+    grid = RegularGrid(8, -0.6, 0.6)
+    rng = np.random.default_rng(0)
+    A, b = rng.normal(size=(3, 3)), rng.normal(size=3)
+    values = torch.as_tensor(affine_field(grid.nodes(), A, b)).reshape(8, 8, 8, 3)
+    points = rng.uniform(-0.6, 0.6, size=(500, 3))
+    points[:3] = [[-0.6, -0.6, -0.6], [0.6, 0.6, 0.6], [0.6, -0.6, 0.0]]  # corners and faces of the cube
+    out = trilinear(values, torch.as_tensor(points), grid)
+    np.testing.assert_allclose(out.numpy(), affine_field(points, A, b), atol=1e-12)
+    # batched values, gradients reach the node values, outside points are clamped to the cube
+    batch = torch.stack([values, 2 * values]).requires_grad_(True)
+    out = trilinear(batch, torch.as_tensor(points[:10]), grid)
+    np.testing.assert_allclose(out[1].detach().numpy(), 2 * affine_field(points[:10], A, b), atol=1e-12)
+    out.sum().backward()
+    assert batch.grad is not None and batch.grad.abs().sum() > 0
+    outside = trilinear(values, torch.tensor([[5.0, 0.0, 0.0]], dtype=torch.float64), grid)
+    np.testing.assert_allclose(outside.numpy(), affine_field(np.array([[0.6, 0.0, 0.0]]), A, b), atol=1e-12)
+    # splatting a constant field gives that constant on every node
+    constant = splat_inverse_distance(grid, rng.uniform(-0.5, 0.5, (200, 3)), np.tile([1.0, -2.0, 0.5], (200, 1)))
+    np.testing.assert_allclose(constant, np.tile([1.0, -2.0, 0.5], (grid.num_nodes, 1)))
+
+
+def synthetic_subspace(grid: RegularGrid) -> PCASubspace:
+    """Three orthonormal grid fields: translation along x, translation along y, stretch along z."""
+    nodes = grid.nodes()
+    fields = np.zeros((3, grid.num_nodes, 3))
+    fields[0, :, 0] = 1.0
+    fields[1, :, 1] = 1.0
+    fields[2, :, 2] = nodes[:, 2]
+    components = fields.reshape(3, -1)
+    components /= np.linalg.norm(components, axis=1, keepdims=True)
+    std = np.array([0.1, 0.1, 0.3]) / np.abs(components).max(axis=1)  # c = 1: a 0.1 shift, a 30% stretch
+    return PCASubspace(np.zeros(grid.num_nodes * 3), components, std, np.full(3, 1 / 3), grid, {})
+
+
+def test_pca_fit_recovers_a_known_coefficient_vector():
+    grid = RegularGrid(8, -0.6, 0.6)
+    subspace = synthetic_subspace(grid)
+    V, F = box([0.5, 0.3, 0.4], center=[0.2, -0.1, 1.0], max_edge=0.05)
+    transform = NormalisingTransform.from_vertices(V)
+    c_true = np.array([0.8, -0.6, 0.5])
+    normalised = torch.as_tensor(transform.apply(V))
+    moved = normalised + trilinear(subspace.node_values(torch.as_tensor(c_true))[0].double(), normalised, grid)
+    target_vertices = transform.invert(moved.numpy())
+    target = target_samples(target_vertices, F, seed=0, count=2048)
+    fit = fit_pca_pose(subspace, V, F, target, PCAFitConfig(starts=2, steps=60, refine_steps=30))
+    np.testing.assert_allclose(fit.coefficients, c_true, atol=0.05)
+    assert np.abs(fit.vertices - target_vertices).max() < 0.01 * np.ptp(V, axis=0).max()
+    # the second start (no displacement) is the projection of the zero field
+    np.testing.assert_allclose(subspace.coefficients_of(np.zeros(grid.num_nodes * 3)), 0.0, atol=1e-12)
+
+
+def test_pose_pair_selection_is_deterministic_and_distinct():
+    files = [f"{c}_{i:04d}.npz" for c in ("laptop", "cloth_wind", "door") for i in range(7)]
+    chosen = select_files(files, 3, seed=4)
+    assert chosen == select_files(list(reversed(files)), 3, seed=4)
+    assert len(chosen) == 9 and len(set(chosen)) == 9
+    assert sorted({name.rsplit("_", 1)[0] for name in chosen}) == ["cloth_wind", "door", "laptop"]
+    assert sorted(select_files(files, None, seed=4)) == sorted(files)
+    assert any(select_files(files, 3, seed=s) != chosen for s in range(5, 10))
+    # a category's choice depends on the seed and its own files only
+    assert select_files(files[:7], 3, seed=4) == [f for f in chosen if f.startswith("laptop")]
+    for num_poses in (2, 3, 17):
+        pairs = [choose_poses(name, num_poses, seed=1) for name in files]
+        assert pairs == [choose_poses(name, num_poses, seed=1) for name in files]
+        assert all(a != b and 0 <= a < num_poses and 0 <= b < num_poses for a, b in pairs)
+    assert len({choose_poses(name, 17, seed=1) for name in files}) > 5
+
+
+def tiny_checkpoint(path: Path, output: str = "dual_quaternion") -> Path:
+    run = load_run_config(config_path("model/tiny.yaml"), [f"model.output={output}"])
+    torch.manual_seed(0)
+    model = NeuROKModel(run.model)
+    dataset = {"train_instances": 6, "train_categories": ["toy_bar", "toy_drawer", "toy_laptop"],
+               "dataset_version": "1", "seed": 7, "frames": 5, "holdout_categories": []}
+    return save_checkpoint(path, model, run.to_dict(), step=2, metrics={"val_point_error": 0.5}, dataset=dataset)
+
+
+@pytest.fixture(scope="module")
+def tiny_dataset(tmp_path_factory):
+    root = write_toy_dataset(tmp_path_factory.mktemp("eval4d"), train=2, val=1, frames=5)
+    manifest = json.loads((root / "manifest.json").read_text())
+    manifest["splits"]["test"] = ["toy_laptop_0002.npz"]  # one test pair: the table's numbers are that pair's
+    manifest["splits"]["val"].remove("toy_laptop_0002.npz")
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    return root
+
+
+def test_neurok_eval_end_to_end_on_a_tiny_dataset(tiny_dataset, tmp_path):
+    checkpoint = tiny_checkpoint(tmp_path / "tiny.pt")
+    displacement = tiny_checkpoint(tmp_path / "tiny_displacement.pt", "displacement")
+    out, records = tmp_path / "docs" / "eval.md", tmp_path / "records.json"
+    status = neurok_main(["eval", "--data", str(tiny_dataset), "--out", str(out), "--pairs-per-category", "1",
+                          "--checkpoint", str(checkpoint), "--ablation-checkpoints", f"displacement={displacement}",
+                          "--json", str(records), "--ik-starts", "2", "--ik-steps", "3", "2", "--pca-pairs", "24",
+                          "--pca-cache", str(tmp_path / "cache"), "--no-progress", "--device", "cpu"])
+    assert status == 0
+    text = out.read_text()
+    # the identity row equals metrics_in_frame of the selected pair
+    instance = load_instance(tiny_dataset / "toy_laptop_0002.npz")
+    pair = pose_pair("toy_laptop_0002.npz", instance, seed=0)
+    source, target = pose_vertices(instance, pair.pose_a), pose_vertices(instance, pair.pose_b)
+    expected = metrics_in_frame((source, instance.faces), (target, instance.faces),
+                                NormalisingTransform.from_vertices(source))
+    row = next(line for line in text.splitlines() if line.startswith("| Baseline: identity"))
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    assert cells[1] == "1" and cells[2] == fmt_l1(expected["chamfer_l1"])
+    data = json.loads(records.read_text())
+    identity = next(r for r in data["records"] if r["method"] == "identity")
+    assert identity["chamfer_l1"] == pytest.approx(expected["chamfer_l1"], rel=1e-12)
+    assert (identity["pose_a"], identity["pose_b"]) == (pair.pose_a, pair.pose_b) and pair.pose_a != pair.pose_b
+    # every row ran (no_augment has no checkpoint: skipped with a note), with finite numbers
+    methods = sorted({r["method"] for r in data["records"]})
+    assert methods == ["displacement", "identity", "neurok", "no_subspace", "pca"]
+    assert all(r["error"] is None and np.isfinite(r["chamfer_l1"]) for r in data["records"])
+    assert next(r for r in data["records"] if r["method"] == "no_subspace")["k_q"] == 16  # tiny: K 4 x F 4
+    for needle in ("| NeuROK |", "| Ablation: no active subspace", "| Ablation: displacement output",
+                   "| Baseline: PCA", "skipped: no checkpoint given", "Paper Table 1", "## Protocol",
+                   "| toy_laptop |", "`" + str(checkpoint) + "` | 2 |"):
+        assert needle in text, needle
+    assert "no_augment" not in {r["method"] for r in data["records"]}
+    # the PCA subspace was cached and a second run reads it back
+    assert len(list((tmp_path / "cache").glob("pca_*.npz"))) == 1
+    train = json.loads((tiny_dataset / "manifest.json").read_text())["splits"]["train"]
+    subspace, _, cached = load_or_fit_subspace(tiny_dataset, train, PCAConfig(num_pairs=24), tmp_path / "cache")
+    assert cached and subspace.dim == 16 and subspace.facts["config"]["num_pairs"] == 24

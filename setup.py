@@ -54,6 +54,7 @@ setup(
     entry_points={
         "console_scripts": [
             "neurok = neurok_ros.cli:main",
+            "neurok_node = neurok_ros.ros.neurok_node:main",
         ],
     },
 )

@@ -6,8 +6,10 @@ the right-hand side already has, so no extra pass through the map is needed.
             grows with height. dV/dq = -J^T (m g).
 - elastic:  V = 1/2 k_s sum_i m_i |x_i(q) - x_i(q_rest)|^2, k_s in 1/s^2 (a per-kg stiffness).
             dV/dq = k_s J^T (m (x - x_rest)).
-- barrier:  V = 1/2 k_p |A q|^2 = 1/2 k_p |z - mu|^2 with z = mu + A q, A (k, k_q) (identity when
-            absent), k_p in J per unit z^2. dV/dq = k_p A^T A q.
+- barrier:  V = 1/2 k_p |d + A q|^2 = 1/2 k_p |z - mu|^2 with z = mu + d + A q, A (k, k_q) (identity
+            when absent) and d (k,) the latent offset of q = 0 from the prior mean (zero when absent:
+            z = mu + A q; a learned instance has z = z_rest + A q, so d = z_rest - mu), k_p in J per
+            unit z^2. dV/dq = k_p A^T (d + A q).
 """
 from dataclasses import dataclass
 from typing import Optional, Sequence
@@ -18,13 +20,15 @@ import torch
 @dataclass
 class Potentials:
     """Parameters of V. gravity (3,) m/s^2; stiffness k_s 1/s^2 with rest positions (n, 3) metres;
-    barrier k_p with basis (k, k_q) or None for the identity."""
+    barrier k_p with basis (k, k_q) or None for the identity, and latent_offset d (k,) = z(q=0) - mu
+    or None for zero."""
 
     gravity: Sequence[float] = (0.0, 0.0, 0.0)
     stiffness: float = 0.0
     rest_positions: Optional[torch.Tensor] = None
     barrier: float = 0.0
     basis: Optional[torch.Tensor] = None
+    latent_offset: Optional[torch.Tensor] = None
 
     def __post_init__(self):
         self.gravity = tuple(float(g) for g in self.gravity)
@@ -39,8 +43,11 @@ def _gravity_vector(potentials: Potentials, like: torch.Tensor) -> torch.Tensor:
 
 
 def _latent_offset(potentials: Potentials, q: torch.Tensor) -> torch.Tensor:
-    """A q (..., k): the offset z - mu."""
-    return q if potentials.basis is None else q @ potentials.basis.T
+    """d + A q (..., k): the offset z - mu."""
+    z = q if potentials.basis is None else q @ potentials.basis.T
+    if potentials.latent_offset is not None:
+        z = z + potentials.latent_offset.to(z.dtype).to(z.device)
+    return z
 
 
 def potential_energy(potentials: Potentials, x: torch.Tensor, q: torch.Tensor,

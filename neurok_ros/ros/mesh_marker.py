@@ -74,6 +74,25 @@ def mesh_to_marker(vertices, faces, frame_id: str, *, embed_format: str = "ply",
     return m
 
 
+def file_to_marker(path, frame_id: str) -> Marker:
+    """MESH_RESOURCE marker embedding a mesh file's bytes as they are (no re-encoding)."""
+    import os
+
+    name = os.path.basename(str(path))
+    fmt = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+    if fmt not in EMBEDDED_FORMATS:
+        raise MeshError(f"cannot embed {name!r}: the file name must end in "
+                        f"{', '.join('.' + f for f in EMBEDDED_FORMATS)}")
+    with open(path, "rb") as f:
+        data = f.read()
+    m = _base_marker(frame_id, Marker.MESH_RESOURCE)
+    m.mesh_resource = f"{EMBEDDED_PREFIX}{name}"
+    m.mesh_file.filename = name
+    m.mesh_file.data = array.array("B", data)
+    m.mesh_use_embedded_materials = False
+    return m
+
+
 def triangle_list_marker(vertices, faces, frame_id: str) -> Marker:
     """TRIANGLE_LIST marker: 3 points per face of F (m, 3), corners from V (n, 3) in metres."""
     V, F = validate_mesh_arrays(vertices, faces)

@@ -50,3 +50,6 @@ DIAGNOSTICS_QOS = QoSProfile(
     reliability=ReliabilityPolicy.RELIABLE,
     durability=DurabilityPolicy.VOLATILE,
 )
+
+# out ~/trajectory_mesh: the mesh whose vertices are the columns of ~/trajectory (state, like ~/mesh).
+TRAJECTORY_MESH_QOS = MESH_QOS

@@ -1,0 +1,116 @@
+"""`neurok request MESH --contact X Y Z --velocity VX VY VZ --out traj.npz`: ask neurok_node for
+a trajectory through its ROS 2 topics and save it.
+
+With --spawn-node the node is started in this process first (parameters from config/neurok.yaml,
+--params-file and --param); otherwise a running node named by --server answers. The .npz holds
+frames (T, N, 3) float32 metres and times (T,) s in the mesh frame, vertices / faces of the mesh
+whose vertices are the columns, frame_id, stamp, latency_s, and the contacts sent.
+"""
+from __future__ import annotations
+
+import json
+import time
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("request", help="send a mesh and an action to neurok_node, save the trajectory")
+    parser.add_argument("mesh", help="mesh file (ply, obj, stl, glb, off), sent with its bytes embedded")
+    parser.add_argument("--contact", nargs=3, type=float, action="append", required=True, metavar=("X", "Y", "Z"),
+                        help="contact position, metres, mesh frame (repeat for several contacts)")
+    parser.add_argument("--velocity", nargs=3, type=float, action="append", metavar=("VX", "VY", "VZ"),
+                        help="initial velocity of the contact of the same rank, m/s (default 0)")
+    parser.add_argument("--out", default="trajectory.npz", help="output .npz (default trajectory.npz)")
+    parser.add_argument("--frame-id", default="object", help="mesh frame (default object)")
+    parser.add_argument("--server", default="/neurok_node", help="the node's fully qualified name")
+    parser.add_argument("--spawn-node", action="store_true", help="start neurok_node in this process")
+    parser.add_argument("--params-file", action="append", default=[], metavar="YAML",
+                        help="with --spawn-node: ROS 2 params file (repeatable)")
+    parser.add_argument("--param", action="append", default=[], metavar="NAME:=VALUE",
+                        help="with --spawn-node: one parameter, e.g. duration:=1.0 (repeatable)")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for each answer")
+    parser.add_argument("--json", action="store_true", help="print one JSON summary")
+    parser.set_defaults(func=run)
+
+
+def _parameter_overrides(items):
+    import yaml
+    from rclpy.parameter import Parameter
+
+    from neurok_ros.errors import NeurokInputError
+
+    out = []
+    for item in items:
+        if ":=" not in item:
+            raise NeurokInputError(f"--param expects NAME:=VALUE, got {item!r}")
+        name, text = item.split(":=", 1)
+        out.append(Parameter(name.strip(), value=yaml.safe_load(text)))
+    return out
+
+
+def run(args) -> int:
+    import os
+    import threading
+
+    import numpy as np
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+
+    from neurok_ros.errors import NeurokInputError
+    from neurok_ros.ros.client import NeurokClient
+
+    contacts = np.array(args.contact, dtype=np.float64)
+    velocities = np.array(args.velocity or [], dtype=np.float64).reshape(-1, 3)
+    if len(velocities) not in (0, len(contacts)):
+        raise NeurokInputError(f"{len(contacts)} --contact but {len(velocities)} --velocity: give one velocity "
+                               "per contact, or none")
+    if len(velocities) == 0:
+        velocities = np.zeros_like(contacts)
+    if not os.path.isfile(args.mesh):
+        raise FileNotFoundError(2, "no such file", args.mesh)
+
+    started = time.perf_counter()
+    context = rclpy.Context()
+    cli_args = ["--ros-args"] + [a for p in args.params_file for a in ("--params-file", p)]
+    rclpy.init(context=context, args=["neurok_request"])
+    node = spinner = executor = None
+    try:
+        server = args.server
+        if args.spawn_node:
+            from neurok_ros.ros.neurok_node import NeurokNode
+
+            print("neurok request: starting neurok_node (loading the model)", flush=True)
+            node = NeurokNode(context=context, cli_args=cli_args if args.params_file else None,
+                              parameter_overrides=_parameter_overrides(args.param))
+            server = node.get_fully_qualified_name()
+            executor = SingleThreadedExecutor(context=context)
+            executor.add_node(node)
+            spinner = threading.Thread(target=executor.spin, name="neurok_node_spin", daemon=True)
+            spinner.start()
+        with NeurokClient(server, context=context) as client:
+            client.wait_for_server(args.timeout)
+            mesh_state = client.send_mesh_file(args.mesh, frame_id=args.frame_id, timeout=args.timeout)
+            reply = client.request(contacts, velocities, timeout=args.timeout)
+        reply.save(args.out, contacts=contacts, velocities=velocities)
+    except TimeoutError as exc:
+        import sys
+
+        print(f"neurok request: error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if executor is not None:
+            executor.shutdown(timeout_sec=2.0)
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown(context=context)
+    summary = {"out": args.out, "frames": int(reply.frames.shape[0]), "vertices": int(reply.frames.shape[1]),
+               "frame_id": reply.frame_id, "latency_s": round(reply.latency_s, 3),
+               "encode_s": float(mesh_state.get("mesh_encode_s", "nan")),
+               "simulate_s": float(reply.diagnostics.get("simulate_s", "nan")),
+               "total_s": round(time.perf_counter() - started, 3)}
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(f"neurok request: {summary['frames']} frames x {summary['vertices']} vertices in frame "
+              f"'{summary['frame_id']}', action-to-trajectory {summary['latency_s']:.2f} s "
+              f"(mesh encoded in {summary['encode_s']:.2f} s); wrote {args.out}")
+    return 0

@@ -1,0 +1,225 @@
+"""A small client of neurok_node for planners and scripts: send a mesh and an action through the
+node's topics, wait for the trajectory, get numpy arrays back.
+
+    import rclpy
+    from neurok_ros.ros.client import NeurokClient
+    rclpy.init()
+    with NeurokClient("/neurok_node") as client:
+        client.send_mesh_file("mug.ply", frame_id="object")          # waits until encoded
+        reply = client.request([[0.05, 0.0, 0.1]], [[0.0, 0.0, -0.5]])
+        reply.frames  # (T, N, 3) float32, mesh frame; reply.times (T,); reply.faces (M, 3)
+
+Requests are matched to replies by stamp: every mesh and action the client sends carries a fresh,
+unique header.stamp; the node echoes the action's stamp on its ~/trajectory and names the stamp of
+every input it refuses on /diagnostics, which the client raises as NeurokInputError.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+from builtin_interfaces.msg import Time
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from sensor_msgs.msg import PointCloud2
+from trajectory_msgs.msg import MultiDOFJointTrajectory
+from visualization_msgs.msg import Marker
+
+from neurok_ros.dynamics.contact_conditions import ContactConditions
+from neurok_ros.errors import NeurokInputError
+from neurok_ros.ros.contact_action import conditions_to_trajectory
+from neurok_ros.ros.diagnostics import find_status, stamp_text, status_values
+from neurok_ros.ros.mesh_marker import file_to_marker, marker_to_mesh, mesh_to_marker
+from neurok_ros.ros.qos import ACTION_QOS, DIAGNOSTICS_QOS, MESH_QOS, TRAJECTORY_MESH_QOS, TRAJECTORY_QOS
+from neurok_ros.ros.trajectory_cloud import cloud_to_frames
+
+_client_ids = itertools.count()
+
+
+@dataclass
+class TrajectoryReply:
+    """frames (T, N, 3) float32 metres and times (T,) float32 s, mesh frame; vertices (N, 3) and
+    faces (M, 3): the mesh whose vertices the columns are (the input, or its decimation);
+    latency_s: action sent -> trajectory received; diagnostics: the node's state values then."""
+
+    frames: np.ndarray
+    times: np.ndarray
+    frame_id: str
+    stamp: Time
+    vertices: Optional[np.ndarray]
+    faces: Optional[np.ndarray]
+    latency_s: float
+    diagnostics: dict = field(default_factory=dict)
+
+    def save(self, path, **extra) -> None:
+        """Write an .npz: frames, times, vertices, faces, frame_id, stamp, latency_s and extra arrays."""
+        np.savez_compressed(path, frames=self.frames, times=self.times,
+                            vertices=self.vertices if self.vertices is not None else np.zeros((0, 3)),
+                            faces=self.faces if self.faces is not None else np.zeros((0, 3), np.int64),
+                            frame_id=np.array(self.frame_id), stamp=np.array(stamp_text(self.stamp)),
+                            latency_s=np.array(self.latency_s), **extra)
+
+
+class NeurokClient:
+    """Talks to the node named `server` (fully qualified, e.g. "/neurok_node" or "/robot/neurok_node").
+
+    context: an initialised rclpy Context (default: the global one). The client spins its own
+    executor while it waits; do not add its node to another executor.
+    """
+
+    def __init__(self, server: str = "/neurok_node", *, context=None, node_name: Optional[str] = None):
+        self.server = "/" + server.strip("/")
+        self.node = Node(node_name or f"neurok_client_{os.getpid()}_{next(_client_ids)}", context=context)
+        self._executor = SingleThreadedExecutor(context=context)
+        self._executor.add_node(self.node)
+        self._mesh_pub = self.node.create_publisher(Marker, f"{self.server}/mesh", MESH_QOS)
+        self._action_pub = self.node.create_publisher(MultiDOFJointTrajectory, f"{self.server}/action", ACTION_QOS)
+        self._clouds: list = []
+        self._diagnostics: list = []
+        self._trajectory_mesh: Optional[Marker] = None
+        self.node.create_subscription(PointCloud2, f"{self.server}/trajectory", self._clouds.append, TRAJECTORY_QOS)
+        self.node.create_subscription(Marker, f"{self.server}/trajectory_mesh", self._on_trajectory_mesh,
+                                      TRAJECTORY_MESH_QOS)
+        self.node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, DIAGNOSTICS_QOS)
+        self._state_name = f"{self.server}: state"
+        self._input_name = f"{self.server}: input"
+        self._last_stamp_ns = 0
+        self.frame_id = "object"
+
+    # ------------------------------------------------------------------ plumbing
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self) -> None:
+        self._executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
+
+    def _on_trajectory_mesh(self, msg: Marker) -> None:
+        self._trajectory_mesh = msg
+
+    def _on_diagnostics(self, msg: DiagnosticArray) -> None:
+        if find_status(msg, self._state_name) is not None:
+            self._diagnostics.append(msg)
+            del self._diagnostics[:-50]
+
+    def _spin_until(self, done, timeout: float, what: str):
+        deadline = time.monotonic() + timeout
+        while True:
+            result = done()
+            if result is not None:
+                return result
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no {what} from {self.server} within {timeout:.0f} s")
+            self._executor.spin_once(timeout_sec=0.05)
+
+    def _fresh_stamp(self) -> Time:
+        ns = max(self.node.get_clock().now().nanoseconds, self._last_stamp_ns + 1)
+        self._last_stamp_ns = ns
+        return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+
+    def _rejection(self, topic: str, stamp: str) -> Optional[str]:
+        for array in reversed(self._diagnostics):
+            status = find_status(array, self._input_name)
+            if status is None or status.level != DiagnosticStatus.ERROR:
+                continue
+            values = status_values(status)
+            if values.get("topic") == topic and values.get("input_stamp") == stamp:
+                return values.get("reason") or status.message
+        return None
+
+    def state(self) -> dict:
+        """The node's latest state values (empty before any diagnostics arrived)."""
+        for array in reversed(self._diagnostics):
+            status = find_status(array, self._state_name)
+            if status is not None:
+                return {**status_values(status), "level": ord(status.level), "message": status.message}
+        return {}
+
+    # ------------------------------------------------------------------ API
+    def wait_for_server(self, timeout: float = 60.0) -> dict:
+        """Wait until the node is matched on ~/mesh and ~/action and reports ready or busy."""
+        def ready():
+            if self._mesh_pub.get_subscription_count() == 0 or self._action_pub.get_subscription_count() == 0:
+                return None
+            state = self.state()
+            return state if state.get("state") in ("ready", "busy") else None
+        return self._spin_until(ready, timeout, "ready state (is neurok_node running?)")
+
+    def send_mesh(self, vertices, faces, frame_id: str = "object", timeout: float = 120.0) -> dict:
+        """Publish a mesh (embedded PLY) and wait until the node has encoded it; returns the node's
+        state values; NeurokInputError with the node's reason when it refuses the mesh."""
+        marker = mesh_to_marker(vertices, faces, frame_id)
+        return self.send_mesh_marker(marker, timeout)
+
+    def send_mesh_file(self, path, frame_id: str = "object", timeout: float = 120.0) -> dict:
+        """Like send_mesh, with the file's bytes embedded as they are (ply, obj, stl, glb, off)."""
+        return self.send_mesh_marker(file_to_marker(path, frame_id), timeout)
+
+    def send_mesh_marker(self, marker: Marker, timeout: float = 120.0) -> dict:
+        self.wait_for_server(timeout)
+        marker.header.stamp = self._fresh_stamp()
+        stamp = stamp_text(marker.header.stamp)
+        self.frame_id = marker.header.frame_id or self.frame_id
+        self._mesh_pub.publish(marker)
+
+        def outcome():
+            reason = self._rejection("~/mesh", stamp)
+            if reason is not None:
+                raise NeurokInputError(f"{self.server} refused the mesh: {reason}")
+            state = self.state()
+            return state if state.get("mesh_stamp") == stamp else None
+        return self._spin_until(outcome, timeout, "answer to the mesh")
+
+    def request(self, positions, velocities, path_times=(), path_positions=None, *,
+                frame_id: Optional[str] = None, timeout: float = 120.0) -> TrajectoryReply:
+        """Send one action (contact positions (C, 3) m, initial velocities (C, 3) m/s, optional drag
+        path) and wait for its trajectory."""
+        positions = np.asarray(positions, dtype=np.float64).reshape(-1, 3)
+        path_times = np.asarray(path_times, dtype=np.float64).reshape(-1)
+        if path_positions is None:
+            path_positions = np.zeros((0, positions.shape[0], 3))
+        conditions = ContactConditions(positions, np.asarray(velocities, dtype=np.float64).reshape(-1, 3),
+                                       path_times, path_positions)
+        return self.request_conditions(conditions, frame_id=frame_id, timeout=timeout)
+
+    def request_conditions(self, conditions: ContactConditions, *, frame_id: Optional[str] = None,
+                           timeout: float = 120.0) -> TrajectoryReply:
+        stamp_msg = self._fresh_stamp()
+        msg = conditions_to_trajectory(conditions, frame_id or self.frame_id, stamp_msg)
+        stamp = stamp_text(stamp_msg)
+        self._spin_until(lambda: True if self._action_pub.get_subscription_count() else None, timeout,
+                         "subscriber on ~/action")
+        sent = time.perf_counter()
+        self._action_pub.publish(msg)
+
+        def outcome():
+            reason = self._rejection("~/action", stamp)
+            if reason is not None:
+                raise NeurokInputError(f"{self.server} refused the action: {reason}")
+            for cloud in self._clouds:
+                if stamp_text(cloud.header.stamp) == stamp:
+                    return cloud
+            return None
+        cloud = self._spin_until(outcome, timeout, "trajectory for the action")
+        latency = time.perf_counter() - sent
+        self._clouds.clear()
+        frames, times = cloud_to_frames(cloud)
+        vertices = faces = None
+        if self._trajectory_mesh is not None:
+            mesh = marker_to_mesh(self._trajectory_mesh)
+            if len(mesh.vertices) == frames.shape[1]:
+                vertices, faces = mesh.vertices, mesh.faces
+        # The node publishes its diagnostics right after the trajectory; give them a moment.
+        deadline = time.monotonic() + 1.0
+        while self.state().get("last_stamp") != stamp and time.monotonic() < deadline:
+            self._executor.spin_once(timeout_sec=0.05)
+        return TrajectoryReply(frames, times, cloud.header.frame_id, cloud.header.stamp, vertices, faces, latency,
+                               self.state())

@@ -1,0 +1,385 @@
+"""neurok_node: meshes and contact actions in, predicted vertex trajectories out (DESIGN §7,
+msg/README.md).
+
+Thin: callbacks convert messages and hand jobs to ONE worker thread (latest-only, see
+prediction_worker.py); the worker encodes meshes (cached by a hash of vertices + faces) and calls
+the backend's one prediction call; outputs go back out as messages. Bad inputs never raise out of
+a callback: each is refused with a DiagnosticStatus ERROR naming the problem, and the last good
+mesh stays in use.
+
+    neurok_node --ros-args --params-file config/neurok.yaml
+"""
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+import rclpy
+from builtin_interfaces.msg import Time
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import PointStamped
+from rclpy.node import Node
+from sensor_msgs.msg import PointCloud2
+from trajectory_msgs.msg import MultiDOFJointTrajectory
+from visualization_msgs.msg import Marker, MarkerArray
+
+from neurok_ros.dynamics.contact_conditions import ContactConditions
+from neurok_ros.errors import MeshError, NeurokInputError
+from neurok_ros.ros.contact_action import trajectory_to_conditions
+from neurok_ros.ros.diagnostics import NodeStatus, stamp_text
+from neurok_ros.ros.mesh_marker import marker_to_mesh, mesh_to_marker
+from neurok_ros.ros.node_parameters import NODE_NAME, declare_parameters, read_settings
+from neurok_ros.ros.playback_markers import MarkerPlayback, contact_markers
+from neurok_ros.ros.prediction_worker import EncodingCache, LatestOnlyWorker, mesh_key
+from neurok_ros.ros.qos import (ACTION_QOS, CLICKED_POINT_QOS, DIAGNOSTICS_QOS, MARKERS_QOS, MESH_QOS,
+                                TRAJECTORY_MESH_QOS, TRAJECTORY_QOS)
+from neurok_ros.ros.surface_contacts import SurfaceIndex
+from neurok_ros.ros.trajectory_cloud import frames_to_cloud
+
+PLAYBACK_TICK_S = 0.02
+
+
+@dataclass
+class MeshJob:
+    marker: Marker
+    received: float
+
+
+@dataclass
+class ActionJob:
+    conditions: ContactConditions
+    stamp: Time          # stamp the trajectory will carry
+    input_stamp: str     # the input's own header.stamp, as reported on /diagnostics
+    topic: str
+    received: float
+    frame_id: str = ""   # the input's header.frame_id ("" = the mesh frame)
+
+
+@dataclass
+class CurrentMesh:
+    """The mesh in use: vertices (n, 3) / faces (m, 3) after decoding (and decimation), in frame_id."""
+
+    vertices: np.ndarray
+    faces: np.ndarray
+    frame_id: str
+    key: str
+    instance: object
+    surface: SurfaceIndex
+    encode_s: float
+    from_cache: bool
+    input_vertices: int
+    input_stamp: str
+    predictions: int = 0
+
+    @property
+    def size(self) -> float:
+        return self.surface.diagonal
+
+
+def _is_zero(stamp: Time) -> bool:
+    return stamp.sec == 0 and stamp.nanosec == 0
+
+
+class NeurokNode(Node):
+    """The NeuROK prediction node.
+
+    backend: an object with encode(V, F), predict(instance, conditions, settings) -> MotionResult
+    and warm_up(settings) (default: NeurokBackend.load with the checkpoint/device parameters).
+    defaults: parameter defaults (default: config/neurok.yaml). Other arguments go to rclpy's Node.
+    The constructor returns once the model is loaded and warmed up; then the node reports ready.
+    """
+
+    def __init__(self, *, backend=None, node_name: str = NODE_NAME, namespace: Optional[str] = None,
+                 context=None, cli_args=None, parameter_overrides=None, defaults: Optional[dict] = None):
+        super().__init__(node_name, namespace=namespace, context=context, cli_args=cli_args,
+                         parameter_overrides=parameter_overrides)
+        declare_parameters(self, defaults)
+        settings = read_settings(self)
+        self.status = NodeStatus(self.get_fully_qualified_name())
+        self._trajectory_pub = self.create_publisher(PointCloud2, "~/trajectory", TRAJECTORY_QOS)
+        self._trajectory_mesh_pub = self.create_publisher(Marker, "~/trajectory_mesh", TRAJECTORY_MESH_QOS)
+        self._markers_pub = self.create_publisher(MarkerArray, "~/markers", MARKERS_QOS)
+        self._diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", DIAGNOSTICS_QOS)
+        self._playback = MarkerPlayback(self._markers_pub)
+        self._mesh: Optional[CurrentMesh] = None
+        self.predictions = 0
+        self.publish_diagnostics()
+
+        try:
+            self.backend = backend if backend is not None else self._load_backend(settings)
+            info = dict(getattr(self.backend, "info", {}) or {})
+            self.status.update(**{f"model_{k}": v for k, v in info.items()})
+            if settings.warmup:
+                self.status.set_state("loading", "warming up")
+                self.publish_diagnostics()
+                self.status.update(warmup_s=self.backend.warm_up(settings))
+        except Exception as exc:
+            reason = f"model could not be loaded: {type(exc).__name__}: {exc}"
+            self.status.set_state("error", reason)
+            self.publish_diagnostics()
+            self.get_logger().fatal(reason)
+            raise
+
+        self._cache = EncodingCache(settings.cache_size)
+        self._worker = LatestOnlyWorker(self._run_job, on_error=self._job_crashed, name="neurok_worker")
+        self.create_timer(settings.diagnostics_period, self.publish_diagnostics)
+        self.create_timer(PLAYBACK_TICK_S, self._playback.tick)
+        self.create_subscription(Marker, "~/mesh", self._on_mesh, MESH_QOS)
+        self.create_subscription(MultiDOFJointTrajectory, "~/action", self._on_action, ACTION_QOS)
+        self.create_subscription(PointStamped, "~/clicked_point", self._on_click, CLICKED_POINT_QOS)
+        self.status.set_state("ready", "waiting for a mesh")
+        self.publish_diagnostics()
+        self.get_logger().info(f"ready: {self.resolve_topic_name('~/mesh')}, {self.resolve_topic_name('~/action')}")
+
+    # ---------------------------------------------------------------- set-up and tear-down
+    def _load_backend(self, settings):
+        from neurok_ros.ros.prediction_backend import NeurokBackend
+
+        self.status.set_state("loading", "loading the model")
+        self.publish_diagnostics()
+        return NeurokBackend.load(settings.checkpoint, settings.device, settings.threads)
+
+    def destroy_node(self):
+        worker = getattr(self, "_worker", None)
+        if worker is not None:
+            worker.stop()
+        return super().destroy_node()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Block until the worker has nothing running or waiting (for scripts and tests)."""
+        return self._worker.wait_idle(timeout)
+
+    @property
+    def mesh(self) -> Optional[CurrentMesh]:
+        """The mesh in use, or None before the first good one."""
+        return self._mesh
+
+    # ---------------------------------------------------------------- reporting
+    def publish_diagnostics(self) -> None:
+        self.status.update(predictions=self.predictions, **self._queue_values())
+        self._diagnostics_pub.publish(self.status.to_array(self.get_clock().now().to_msg()))
+
+    def _queue_values(self) -> dict:
+        worker = getattr(self, "_worker", None)
+        if worker is None:
+            return {}
+        return {"superseded_actions": worker.superseded["action"], "superseded_meshes": worker.superseded["mesh"],
+                "action_waiting": worker.waiting("action"), "mesh_waiting": worker.waiting("mesh")}
+
+    def _reject(self, topic: str, reason: str, input_stamp: str) -> None:
+        self.get_logger().error(f"rejected {topic}: {reason}")
+        self.status.rejected(topic, reason, input_stamp)
+        self.publish_diagnostics()
+
+    def _job_crashed(self, kind: str, exc: BaseException) -> None:
+        reason = f"{kind} job failed: {type(exc).__name__}: {exc}"
+        self.get_logger().error(reason)
+        self.status.set_state("error", reason)
+        self.publish_diagnostics()
+
+    def _frame_of(self, header_frame: str) -> str:
+        return header_frame or self.get_parameter("frame_id").value
+
+    # ---------------------------------------------------------------- callbacks (executor thread)
+    def _on_mesh(self, msg: Marker) -> None:
+        self._worker.submit("mesh", MeshJob(msg, time.perf_counter()))
+
+    def _stamp_for(self, header) -> Time:
+        return self.get_clock().now().to_msg() if _is_zero(header.stamp) else header.stamp
+
+    def _check_frame(self, topic: str, header) -> None:
+        mesh = self._mesh
+        frame = self._frame_of(header.frame_id)
+        if mesh is not None and frame != mesh.frame_id:
+            raise NeurokInputError(f"{topic} frame '{frame}' is not the mesh frame '{mesh.frame_id}' "
+                                   f"(no tf2 here: send it in the mesh frame)")
+
+    def _no_mesh(self) -> bool:
+        return self._mesh is None and not self._worker.waiting("mesh") and self._worker.busy != "mesh"
+
+    def _on_action(self, msg: MultiDOFJointTrajectory) -> None:
+        received = time.perf_counter()
+        input_stamp = stamp_text(msg.header.stamp)
+        try:
+            conditions = trajectory_to_conditions(msg)
+            if self._no_mesh():
+                raise NeurokInputError("action before any mesh: publish the object on ~/mesh first")
+            self._check_frame("action", msg.header)
+        except NeurokInputError as exc:
+            self._reject("~/action", str(exc), input_stamp)
+            return
+        except Exception as exc:  # a malformed message must not take the node down
+            self._reject("~/action", f"unreadable action: {type(exc).__name__}: {exc}", input_stamp)
+            return
+        self._worker.submit("action", ActionJob(conditions, self._stamp_for(msg.header), input_stamp,
+                                                "~/action", received, msg.header.frame_id))
+
+    def _on_click(self, msg: PointStamped) -> None:
+        received = time.perf_counter()
+        input_stamp = stamp_text(msg.header.stamp)
+        mesh = self._mesh
+        try:
+            if mesh is None:
+                raise NeurokInputError("clicked point before any mesh: publish the object on ~/mesh first")
+            self._check_frame("clicked point", msg.header)
+            p = msg.point
+            conditions = mesh.surface.push_from_click((p.x, p.y, p.z), self.get_parameter("click_speed").value,
+                                                      self.get_parameter("contact_tolerance").value)
+        except NeurokInputError as exc:
+            self._reject("~/clicked_point", str(exc), input_stamp)
+            return
+        except Exception as exc:
+            self._reject("~/clicked_point", f"unusable click: {type(exc).__name__}: {exc}", input_stamp)
+            return
+        self._worker.submit("action", ActionJob(conditions, self._stamp_for(msg.header), input_stamp,
+                                                "~/clicked_point", received, msg.header.frame_id))
+
+    # ---------------------------------------------------------------- worker thread
+    def _run_job(self, kind: str, job) -> None:
+        try:
+            if kind == "mesh":
+                self._run_mesh(job)
+            else:
+                self._run_action(job)
+        finally:
+            if self.status.state == "busy":
+                self.status.set_state("ready", "" if self._mesh is not None else "waiting for a mesh")
+            self.publish_diagnostics()
+
+    def _run_mesh(self, job: MeshJob) -> None:
+        from neurok_ros.geometry.decimation import decimate_to_vertices
+        from neurok_ros.geometry.mesh_cleaning import validate_mesh_arrays
+
+        marker = job.marker
+        input_stamp = stamp_text(marker.header.stamp)
+        settings = read_settings(self)
+        self.status.set_state("busy", "reading mesh")
+        try:
+            decoded = marker_to_mesh(marker)
+            V, F = validate_mesh_arrays(decoded.vertices, decoded.faces)
+            n_input, warning = len(V), ""
+            if n_input > settings.max_vertices:
+                if not settings.decimate:
+                    raise MeshError(f"mesh has {n_input} vertices, over max_vertices {settings.max_vertices} "
+                                    f"(decimate is off)")
+                self.status.set_state("busy", f"decimating {n_input} vertices")
+                small = decimate_to_vertices(V, F, settings.max_vertices)
+                V, F = small.vertices, small.faces
+                warning = (f"decimated from {n_input} to {len(V)} vertices (max_vertices {settings.max_vertices}); "
+                           f"~/trajectory columns follow ~/trajectory_mesh")
+                self.get_logger().warning(f"mesh {warning}")
+            key = mesh_key(V, F)
+            self.status.set_state("busy", "encoding mesh")
+            self.publish_diagnostics()
+            instance, cached, encode_s = self._cache.get_or_encode(key, lambda: self.backend.encode(V, F))
+            surface = SurfaceIndex(V, F)
+        except NeurokInputError as exc:
+            self._reject("~/mesh", str(exc), input_stamp)
+            return
+        except Exception as exc:
+            self._reject("~/mesh", f"mesh could not be used: {type(exc).__name__}: {exc}", input_stamp)
+            return
+        frame = self._frame_of(marker.header.frame_id)
+        self._mesh = CurrentMesh(V, F, frame, key, instance, surface, encode_s, cached, n_input, input_stamp)
+        self._trajectory_mesh_pub.publish(mesh_to_marker(V, F, frame, name="trajectory_mesh"))
+        # RViz shows the new object at rest until its first prediction
+        self._playback.show(V[None], np.zeros(1), F, frame, [], 0.0, False)
+        self.status.update(mesh_key=key[:16], mesh_vertices=len(V), mesh_faces=len(F), mesh_input_vertices=n_input,
+                           mesh_frame=frame, mesh_stamp=input_stamp, mesh_source=decoded.source,
+                           mesh_encode_s=encode_s, mesh_encoding_from_cache=cached,
+                           mesh_ready_s=time.perf_counter() - job.received, cached_encodings=len(self._cache))
+        self.status.accepted("~/mesh", f"{len(V)} vertices, {len(F)} faces, frame '{frame}'"
+                             + (", encoding from cache" if cached else f", encoded in {encode_s:.2f} s"),
+                             input_stamp, warning)
+        self.status.set_state("ready")
+
+    def _run_action(self, job: ActionJob) -> None:
+        mesh = self._mesh
+        if mesh is None:
+            self._reject(job.topic, "action before any mesh: no usable mesh has been received", job.input_stamp)
+            return
+        settings = read_settings(self)
+        try:  # refused here, before any simulation time is spent (predict_motion checks it again)
+            if job.frame_id and job.frame_id != mesh.frame_id:  # the mesh may have changed since the callback
+                raise NeurokInputError(f"action frame '{job.frame_id}' is not the mesh frame '{mesh.frame_id}' "
+                                       f"(no tf2 here: send it in the mesh frame)")
+            distances = mesh.surface.check_contacts(job.conditions, settings.contact_tolerance)
+        except NeurokInputError as exc:
+            self._reject(job.topic, str(exc), job.input_stamp)
+            return
+        self.status.accepted(job.topic, f"{job.conditions.num_contacts} contact(s)", job.input_stamp)
+        self.status.set_state("busy", "simulating")
+        self.publish_diagnostics()
+        started = time.perf_counter()
+        try:
+            result = self.backend.predict(mesh.instance, job.conditions, settings)
+            frames = np.asarray(result.vertices, dtype=np.float32)
+            times = np.asarray(result.times, dtype=np.float32).reshape(-1)
+            if frames.ndim != 3 or frames.shape[1:] != mesh.vertices.shape or frames.shape[0] != times.size:
+                raise RuntimeError(f"prediction has shape {frames.shape} with {times.size} times, expected "
+                                   f"(T, {len(mesh.vertices)}, 3)")
+            if not np.isfinite(frames).all():
+                raise RuntimeError("prediction holds NaN or inf (the simulation diverged)")
+        except NeurokInputError as exc:  # an action or setting the simulation refuses
+            self._reject(job.topic, str(exc), job.input_stamp)
+            return
+        except Exception as exc:
+            reason = f"prediction failed: {type(exc).__name__}: {exc}"
+            self.status.set_state("error", reason)
+            self._reject(job.topic, reason, job.input_stamp)
+            return
+        simulate_s = time.perf_counter() - started
+        publish_started = time.perf_counter()
+        self._trajectory_pub.publish(frames_to_cloud(frames, times, mesh.frame_id, job.stamp))
+        publish_s = time.perf_counter() - publish_started
+        c = job.conditions
+        self._playback.show(frames, times, mesh.faces, mesh.frame_id,
+                            contact_markers(c.positions, c.velocities, c.path_positions, mesh.frame_id, mesh.size),
+                            settings.playback_rate, settings.playback_loop)
+        fresh = mesh.predictions == 0 and not mesh.from_cache
+        mesh.predictions += 1
+        self.predictions += 1
+        self.status.update(
+            last_stamp=stamp_text(job.stamp), last_input_stamp=job.input_stamp, last_topic=job.topic,
+            last_frames=int(frames.shape[0]), last_vertices=int(frames.shape[1]), last_contacts=c.num_contacts,
+            last_contact_distance_max=float(distances.max()),
+            encoding_from_cache=not fresh, encode_s=mesh.encode_s if fresh else 0.0,
+            simulate_s=simulate_s, publish_s=publish_s, latency_s=time.perf_counter() - job.received,
+            **{f"sim_{k}": v for k, v in result.timings.items()},
+            **{f"sim_{k}": v for k, v in result.summary.items() if isinstance(v, (int, float, str, bool))})
+        self.status.set_state("ready")
+
+
+def main(args=None) -> int:
+    """Console script `neurok_node` (and `neurok serve`): spin the node until Ctrl-C."""
+    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+
+    rclpy.init(args=sys.argv if args is None else args)
+    node = None
+    try:
+        try:
+            node = NeurokNode()
+        except NeurokInputError as exc:
+            print(f"neurok_node: error: {exc}", file=sys.stderr)
+            return 2
+        except Exception as exc:
+            print(f"neurok_node: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return 1
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        try:
+            executor.spin()
+        except (KeyboardInterrupt, ExternalShutdownException):
+            pass
+        return 0
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+"""The learned side as the node sees it: load the model once, encode a mesh, predict a motion.
+
+The node never touches torch or the simulation directly; everything goes through NeurokBackend,
+and the prediction is ONE call (`NeurokBackend.predict` -> neurok_ros.simulation.predict_motion).
+Tests may hand the node any object with the same three methods (encode, predict, warm_up).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class MotionResult:
+    """What the node publishes: vertices (T, N, 3) float32 in the mesh frame and vertex order,
+    times (T,) float32 s from the start; energy (T, 3) or None; timings {name: seconds};
+    summary: extra facts for /diagnostics."""
+
+    vertices: np.ndarray
+    times: np.ndarray
+    energy: np.ndarray | None = None
+    timings: dict = field(default_factory=dict)
+    summary: dict = field(default_factory=dict)
+
+
+def frame_times(duration: float, fps: float) -> np.ndarray:
+    """Output times 0, 1/fps, ... up to duration (inclusive, within rounding)."""
+    count = int(round(duration * fps)) + 1
+    return np.arange(count, dtype=np.float64) / fps
+
+
+class NeurokBackend:
+    """model: a NeuROKModel in eval mode; info: facts for /diagnostics (checkpoint, device, ...)."""
+
+    def __init__(self, model, info: dict):
+        self.model = model
+        self.info = info
+
+    @classmethod
+    def load(cls, checkpoint: str = "", device: str = "auto", threads: int = 0) -> "NeurokBackend":
+        """Load the checkpoint ("" = the shipped default) on device (auto, cpu, cuda[:N])."""
+        import torch
+
+        from neurok_ros.kinematics.instance import DEFAULT_CHECKPOINT, load_default_model, resolve_device
+
+        if threads > 0:
+            torch.set_num_threads(int(threads))
+        started = time.perf_counter()
+        model, _ = load_default_model(checkpoint or None, device)
+        info = {"checkpoint": str(checkpoint or DEFAULT_CHECKPOINT), "device": str(resolve_device(device)),
+                "parameters": sum(p.numel() for p in model.parameters()),
+                "load_s": time.perf_counter() - started}
+        return cls(model, info)
+
+    def encode(self, vertices: np.ndarray, faces: np.ndarray):
+        """A NeuROKInstance of the mesh (vertices in metres, any frame)."""
+        from neurok_ros.kinematics.instance import encode_mesh
+
+        return encode_mesh(self.model, vertices, faces)
+
+    def predict(self, instance, conditions, settings) -> MotionResult:
+        """THE prediction call: the motion of `instance` under `conditions` (ContactConditions, mesh
+        frame) with the node's current settings (NodeSettings)."""
+        from neurok_ros.simulation.predict import predict_motion
+
+        prediction = predict_motion(instance, conditions, simulation_settings(settings))
+        summary = dict(prediction.summary or {})
+        seconds = summary.pop("seconds", {}) or {}
+        # "encode" there is the instance's original encoding time, whatever the cache did: leave it out.
+        timings = {f"{k}_s": float(v) for k, v in seconds.items() if k not in ("encode", "total")}
+        facts = {k: v for k, v in summary.items() if isinstance(v, (int, float, str, bool)) and not k.endswith("_note")}
+        return MotionResult(np.asarray(prediction.vertices, dtype=np.float32),
+                            np.asarray(prediction.times, dtype=np.float32),
+                            np.asarray(prediction.energy), timings, facts)
+
+    def warm_up(self, settings) -> float:
+        """Encode a small sphere and simulate it for two frames; returns the seconds taken."""
+        import trimesh
+
+        from neurok_ros.dynamics.contact_conditions import ContactConditions
+
+        started = time.perf_counter()
+        sphere = trimesh.creation.icosphere(subdivisions=1, radius=0.1)
+        instance = self.encode(np.asarray(sphere.vertices), np.asarray(sphere.faces))
+        push = ContactConditions(positions=[[0.0, 0.0, 0.1]], velocities=[[0.0, 0.0, -0.1]])
+        short = _replace(settings, duration=1.0 / settings.fps, simulation_points=min(settings.simulation_points, 64))
+        self.predict(instance, push, short)
+        return time.perf_counter() - started
+
+
+def _replace(settings, **changes):
+    from dataclasses import replace
+
+    return replace(settings, **changes)
+
+
+def simulation_settings(settings):
+    """neurok_ros.simulation SimulationSettings from the node's NodeSettings (the one place they
+    meet): config/simulation.yaml with the node's simulation parameters on top."""
+    from neurok_ros.simulation.settings import FIELDS, settings_from
+
+    # Only fields the simulation knows (test_ros_node checks that the two config files agree).
+    return settings_from({k: v for k, v in settings.simulation_overrides().items() if k in FIELDS})

@@ -1,0 +1,141 @@
+"""A NeuROK instance as a KinematicMap: q -> n surface points in metres, in the mesh frame.
+
+    x(q) = transform.invert(instance.positions(z_rest + A q, cache))
+
+The points are area-uniform samples of the input mesh (equal masses summing to the object's mass),
+followed by optional massless `extra_points` (contact and push points on the surface: forces then
+act exactly where they were asked for, and the mass distribution stays area-uniform). Their decoder
+queries are prepared once (QueryCache), so each evaluation only runs the z-dependent part of the
+decoder. The dynamics state is float64 (small mass matrices, energy bookkeeping); the
+decoder runs in its own dtype (float32). Because of that, the difference steps of the map are those
+of float32 (DESIGN §5: 0.011 and 0.098 in q units, q of unit scale: the prior has unit variance),
+whatever the state's dtype.
+
+Simulated coordinates. The active subspace A (k, k_q) is found around the prior mean; at the rest
+latent many of its directions barely move the surface (the shipped model: eigenvalues of the mass
+matrix M(0) = J^T diag(m) J spread over 6 decades). Such a direction has almost no inertia, so any
+force (gravity) sends its coordinate far out within one step, where the decoder extrapolates and
+the motion is meaningless. The simulation therefore uses the principal directions of M(0) inside
+the active subspace: the eigenvectors U (k_q, k_sim) of M(0) with eigenvalue >= inertia_ratio *
+the largest, at most `coordinates` of them. z = z_rest + A U q_sim; A U has orthonormal columns, so
+q_sim keeps latent units, and the instance's coordinates are q = U q_sim.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+import torch
+
+from neurok_ros.dynamics.kinematic_map import KinematicMap
+from neurok_ros.dynamics.potentials import Potentials
+from neurok_ros.geometry.surface_sampling import SurfaceSamples
+
+FLOAT32_STEPS = (0.011, 0.098)  # (h1, h2) of KinematicMap for a float32 decoder
+
+
+@dataclass
+class LearnedMap:
+    """kmap: the KinematicMap (metres, kg, float64 state); samples: the surface samples (mesh frame)
+    that carry the mass (points 0 .. s-1; the massless extra points follow); directions: U (k_q, k_sim), the simulated directions in the
+    instance's coordinates; inertia: the eigenvalues of M(0) (k_q,), kg m^2 per unit q^2, largest
+    first; basis: A U (k, k_sim), the latent directions that are simulated;
+    latent_offset: z_rest - mu (k,); rest_positions: x(q = 0) (n, 3) metres, the decoded input pose."""
+
+    kmap: KinematicMap
+    samples: SurfaceSamples
+    directions: torch.Tensor
+    inertia: torch.Tensor
+    basis: torch.Tensor
+    latent_offset: torch.Tensor
+    rest_positions: torch.Tensor
+
+    @property
+    def num_coords(self) -> int:
+        return self.kmap.num_coords
+
+    @property
+    def num_samples(self) -> int:
+        """The mass-carrying points (the first ones); the massless extra points follow."""
+        return len(self.samples.points)
+
+    def potentials(self, gravity, stiffness: float, barrier: float) -> Potentials:
+        """Gravity (3,) m/s^2, elastic restoring toward x(q = 0) with k_s 1/s^2, and the prior barrier
+        1/2 k_p |z - mu|^2 with z = z_rest + A q (J per unit z^2)."""
+        return Potentials(gravity=gravity, stiffness=stiffness, rest_positions=self.rest_positions,
+                          barrier=barrier, basis=self.basis, latent_offset=self.latent_offset)
+
+    def instance_coordinates(self, q_sim: torch.Tensor) -> torch.Tensor:
+        """(..., k_sim) -> (..., k_q): q = U q_sim, the instance's coordinates (instance.decode(q))."""
+        return q_sim @ self.directions.T.to(q_sim.dtype)
+
+
+def _principal_directions(positions_batch, k_q: int, masses: torch.Tensor, step: float,
+                          coordinates: Optional[int], inertia_ratio: float):
+    """U (k_q, k_sim) and the eigenvalues of M(0) (k_q,), largest first, from one batched forward
+    of 2 k_q latents (central differences at q = 0)."""
+    eye = torch.eye(k_q, dtype=masses.dtype, device=masses.device) * step
+    with torch.no_grad():
+        x = positions_batch(torch.cat([eye, -eye]))
+    jac = ((x[:k_q] - x[k_q:]) / (2.0 * step)).reshape(k_q, -1).T  # (3n, k_q)
+    mass = jac.T @ (masses.repeat_interleave(3)[:, None] * jac)
+    values, vectors = torch.linalg.eigh(mass)
+    values, vectors = values.flip(0), vectors.flip(1)
+    keep = int((values >= inertia_ratio * values[0]).sum())
+    if coordinates is not None:
+        keep = min(keep, int(coordinates))
+    return vectors[:, :max(1, keep)], values
+
+
+def learned_kinematic_map(instance, points: int = 256, mass: float = 1.0, coordinates: Optional[int] = None,
+                          inertia_ratio: float = 0.0, derivatives: str = "auto", seed: int = 0,
+                          dtype: torch.dtype = torch.float64, extra_points=None) -> LearnedMap:
+    """The instance's kinematic map on `points` area-uniform surface samples of total mass `mass` kg.
+
+    coordinates: at most this many simulated directions (None: up to k_q); inertia_ratio: keep the
+    principal directions of M(0) whose eigenvalue is at least this fraction of the largest (0: all).
+    derivatives: "ad", "fd" or "auto" (see KinematicMap); extra_points: (e, 3) massless points on the
+    surface, mesh frame, appended after the samples (indices points .. points + e - 1). Positions
+    are metres in the mesh frame, assuming the mesh's units are metres.
+    """
+    if points < 1:
+        raise ValueError(f"need at least one simulation point, got {points}")
+    if not mass > 0:
+        raise ValueError(f"mass must be positive, got {mass}")
+    device = instance.device
+    model_dtype = instance.prior_mean.dtype
+    samples, normalised = instance.surface_samples(points, seed)
+    extra = np.zeros((0, 3)) if extra_points is None else np.asarray(extra_points, dtype=np.float64).reshape(-1, 3)
+    if len(extra):
+        extra_normalised = torch.as_tensor(instance.transform.apply(extra), dtype=normalised.dtype)
+        normalised = torch.cat([normalised, extra_normalised.to(normalised.device)])
+    with torch.no_grad():
+        cache = instance.query_cache(normalised)
+    rest_latent = instance.rest_latent
+    centre = torch.as_tensor(np.asarray(instance.transform.centre), dtype=dtype, device=device)
+    inverse_scale = 1.0 / float(instance.transform.scale)
+
+    def batch_with(basis: torch.Tensor):
+        def positions_batch(q: torch.Tensor) -> torch.Tensor:
+            z = rest_latent + q.to(model_dtype) @ basis.T
+            return instance.positions(z, cache).to(q.dtype) * inverse_scale + centre
+        return positions_batch
+
+    masses = torch.full((points + len(extra),), float(mass) / points, dtype=dtype, device=device)
+    masses[points:] = 0.0
+    h1, h2 = FLOAT32_STEPS if model_dtype == torch.float32 else (None, None)
+    directions, inertia = _principal_directions(batch_with(instance.subspace.basis), instance.k_q, masses,
+                                                h1 or 1e-4, coordinates, inertia_ratio)
+    basis = (instance.subspace.basis.to(dtype) @ directions).to(model_dtype)
+    positions_batch = batch_with(basis)
+
+    def positions(q: torch.Tensor) -> torch.Tensor:
+        return positions_batch(q[None])[0]
+
+    k_sim = directions.shape[1]
+    kmap = KinematicMap(positions, masses, k_sim, positions_batch, derivatives, fd_step=h1, fd_step2=h2)
+    with torch.no_grad():
+        rest = positions(torch.zeros(k_sim, dtype=dtype, device=device))
+    offset = (rest_latent - instance.prior_mean).to(dtype)
+    return LearnedMap(kmap, samples, directions, inertia, basis.to(dtype), offset, rest)

@@ -1,0 +1,270 @@
+"""predict_motion: how an encoded mesh moves under gravity, its own elasticity and contact actions.
+
+    instance = encode_mesh(model, V, F)
+    prediction = predict_motion(instance, ContactConditions(positions, velocities), settings)
+    prediction.vertices   # (T, n, 3) float32, the input mesh's frame, units and vertex order
+
+Pipeline (DESIGN §5): a KinematicMap of a few hundred surface points in metres (learned_map), the
+Euler-Lagrange equations integrated in the latent coordinates (neurok_ros.dynamics), and the full
+mesh decoded at the output frames only, in batches (output_decoding). Conditions: contacts and push
+points snap to the surface (rejected beyond the tolerance) and become massless simulation points;
+the contacts' initial velocities give qdot0 by least squares in the kinetic-energy metric; a drag
+path pulls them through a spring-damper; push forces act over time windows. q0 = 0 is the input
+pose.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+import torch
+
+from neurok_ros.dynamics.contact_conditions import ContactConditions
+from neurok_ros.dynamics.contacts import at_points, contact_jacobian, contact_positions
+from neurok_ros.dynamics.external_forces import PushForce, drag_from_conditions
+from neurok_ros.dynamics.initial_conditions import initial_velocity
+from neurok_ros.dynamics.integrate import FIXED_STEP, Trajectory, simulate
+from neurok_ros.dynamics.kinematic_map import KinematicMap, jacobian, positions_and_velocities
+from neurok_ros.dynamics.lagrangian import LagrangianSystem
+from neurok_ros.dynamics.mass_matrix import mass_matrix
+from neurok_ros.dynamics.potentials import potential_energy
+from neurok_ros.errors import NeurokInputError
+from neurok_ros.simulation.dense_output import interpolate_states
+from neurok_ros.simulation.learned_map import LearnedMap, learned_kinematic_map
+from neurok_ros.simulation.output_decoding import decode_frames
+from neurok_ros.simulation.settings import SimulationSettings, default_settings
+from neurok_ros.simulation.snapping import nearest_sample_distance, snap_to_surface
+
+
+@dataclass
+class Prediction:
+    """The motion at T output frames (times i / fps, t = 0 included).
+
+    vertices (T, n, 3) float32: input mesh frame, units and vertex order; faces (m, 3) int64;
+    times (T,) s; q (T, k_q): the instance's coordinates (instance.decode(q=q[t]) is frame t's
+    exact decode); energy (T, 3) J: kinetic, potential, total; work (T,) J done by the external
+    forces since t = 0; dissipated (T,) J removed by damping; points (T, n_sim + e, 3) float32
+    metres: the simulation points (the mass-carrying samples, then the e massless contact and push
+    points); trajectory: the solver's states (its nodes); summary: numbers for a
+    report (see `summary_keys` in docs/physics.md)."""
+
+    vertices: np.ndarray
+    faces: np.ndarray
+    times: np.ndarray
+    q: np.ndarray
+    energy: np.ndarray
+    work: np.ndarray
+    dissipated: np.ndarray
+    points: np.ndarray
+    trajectory: Trajectory
+    summary: dict = field(default_factory=dict)
+
+
+def resolve_derivatives(kmap: KinematicMap, choice: str) -> str:
+    """Fix kmap.derivatives to "ad" or "fd"; "auto" means "fd" for the learned decoder, by rule.
+
+    KinematicMap's own "auto" times both methods, and for the attention decoder that timing costs
+    more than the simulation it would speed up: the first forward-mode AD call of a process pays a
+    one-time initialisation of about 4 s (torch's forward-AD decompositions), and after it one jvp
+    alone (0.07 s at 64 points, k_sim = 4) already costs more than a whole batched-difference
+    expansion (0.02 s), which DESIGN §5 measured as about half an AD expansion. "ad" stays available.
+    """
+    if choice not in ("auto", "ad", "fd"):
+        raise NeurokInputError(f"derivatives must be auto, ad or fd, got {choice!r}")
+    kmap.derivatives = "fd" if choice == "auto" else choice
+    return kmap.derivatives
+
+
+def _solver_nodes(settings: SimulationSettings, frames: np.ndarray) -> tuple[np.ndarray, bool]:
+    """(node times, interpolate?): the frames themselves when the solver steps at least once per
+    frame (or adapts), else a uniform grid of the step size whose states are interpolated."""
+    interval = 1.0 / settings.fps
+    if settings.method not in FIXED_STEP or settings.step_size <= interval * (1.0 + 1e-9) or len(frames) < 2:
+        return frames, False
+    count = max(1, math.ceil(settings.duration / settings.step_size - 1e-9))
+    return np.linspace(0.0, settings.duration, count + 1), True
+
+
+@dataclass
+class Bindings:
+    """Where the actions act: contact (C,) and push (P,) indices of the massless simulation points,
+    the snapped surface points and the request-to-surface distances."""
+
+    surface: np.ndarray
+    distance: np.ndarray
+    contact_index: list
+    push_index: list
+
+
+def bind_actions(vertices, faces, conditions: Optional[ContactConditions], settings: SimulationSettings) -> "Bindings":
+    """Snap the contacts and the push points to the surface of the mesh (vertices, faces); raise
+    ActionError for one beyond the tolerance. Cheap (no model): callers may check actions first."""
+    requests, contact_index, push_index = [], [], []
+    if conditions is not None:
+        conditions.validate()
+        contact_index = list(range(conditions.num_contacts))
+        requests.append(np.asarray(conditions.positions, dtype=np.float64))
+    for push in settings.pushes:
+        push_index.append(len(contact_index) + len(push_index))
+        requests.append(np.asarray(push.point, dtype=np.float64).reshape(1, 3))
+    if not requests:
+        return Bindings(np.zeros((0, 3)), np.zeros(0), [], [])
+    points = np.concatenate(requests)
+    surface = np.zeros((0, 3))
+    distance = np.zeros(0)
+    if contact_index:
+        s, d = snap_to_surface(vertices, faces, points[:len(contact_index)],
+                               settings.contact_tolerance, "contact")
+        surface, distance = np.concatenate([surface, s]), np.concatenate([distance, d])
+    if push_index:
+        s, d = snap_to_surface(vertices, faces, points[len(contact_index):],
+                               settings.contact_tolerance, "push point")
+        surface, distance = np.concatenate([surface, s]), np.concatenate([distance, d])
+    return Bindings(surface, distance, contact_index, push_index)
+
+
+def _forces(learned: LearnedMap, settings: SimulationSettings, conditions, bindings: Bindings, contacts, dtype):
+    forces = []
+    base = learned.num_samples
+    for push, index in zip(settings.pushes, bindings.push_index):
+        forces.append(PushForce(at_points([base + index]), torch.as_tensor([push.force], dtype=dtype),
+                                push.t0, push.t1))
+    if conditions is not None and conditions.has_path:
+        start = contact_positions(contacts, learned.rest_positions)
+        forces.append(drag_from_conditions(conditions, contacts, start, settings.drag_stiffness,
+                                           settings.drag_damping))
+    return forces
+
+
+def predict_motion(instance, conditions: Optional[ContactConditions] = None,
+                   settings: Optional[SimulationSettings] = None) -> Prediction:
+    """Simulate `instance` (from encode_mesh) from rest at its input pose; see the module docstring.
+
+    conditions: contacts at t = 0 (mesh frame, metres, m/s) and an optional drag path, or None for
+    free motion; settings: default_settings() when None. Raises ActionError for unusable contacts or
+    forces, NeurokInputError when the integration diverges.
+    """
+    settings = (settings or default_settings()).validate()
+    started = time.perf_counter()
+    dtype = torch.float64
+    bindings = bind_actions(instance.vertices, instance.faces, conditions, settings)
+    learned = learned_kinematic_map(instance, settings.simulation_points, settings.mass, settings.coordinates,
+                                    settings.inertia_ratio, "fd", settings.seed, dtype, bindings.surface)
+    kmap = learned.kmap
+    device = kmap.masses.device
+    contacts = (at_points([learned.num_samples + i for i in bindings.contact_index])
+                if bindings.contact_index else None)
+    forces = _forces(learned, settings, conditions, bindings, contacts, dtype)
+    derivatives = resolve_derivatives(kmap, settings.derivatives)
+
+    q0 = torch.zeros(kmap.num_coords, dtype=dtype, device=device)
+    qdot0 = torch.zeros_like(q0)
+    velocity_fit = None
+    if contacts is not None:
+        requested = torch.as_tensor(conditions.velocities, dtype=dtype, device=device)
+        if float(requested.abs().max()) > 0:
+            with torch.no_grad():
+                _, jac = jacobian(kmap, q0)
+                velocity_fit = initial_velocity(contact_jacobian(contacts, jac), requested,
+                                                mass_matrix(jac, kmap.masses))
+            qdot0 = velocity_fit.qdot0
+
+    system = LagrangianSystem(kmap, learned.potentials(settings.gravity, settings.stiffness, settings.barrier),
+                              damping=settings.damping, forces=forces)
+    frames = settings.frame_times()
+    nodes, interpolate = _solver_nodes(settings, frames)
+    trajectory = simulate(system, q0, qdot0, torch.as_tensor(nodes, dtype=dtype, device=device),
+                          method=settings.method, step_size=settings.step_size, rtol=settings.rtol,
+                          atol=settings.atol)
+    if not (torch.isfinite(trajectory.q).all() and torch.isfinite(trajectory.qdot).all()):
+        bad = int((~torch.isfinite(trajectory.q).all(1)).nonzero()[0])
+        raise NeurokInputError(f"the simulation diverged (non-finite state at t = {nodes[bad]:.3f} s); "
+                               f"use a smaller step_size or a larger stiffness")
+    with torch.no_grad():
+        if interpolate:
+            q_f, qdot_f = interpolate_states(trajectory.times, trajectory.q, trajectory.qdot,
+                                             torch.as_tensor(frames, dtype=dtype, device=device))
+            x_f, xdot_f = positions_and_velocities(kmap, q_f, qdot_f)
+            kinetic = 0.5 * torch.einsum("n,tnd,tnd->t", kmap.masses, xdot_f, xdot_f)
+            potential = potential_energy(system.potentials, x_f, q_f, kmap.masses)
+            node_t = trajectory.times.cpu().numpy()
+            work = np.interp(frames, node_t, trajectory.work.cpu().numpy())
+            dissipated = np.interp(frames, node_t, trajectory.dissipated.cpu().numpy())
+        else:
+            q_f, x_f = trajectory.q, trajectory.points
+            kinetic, potential = trajectory.kinetic, trajectory.potential
+            work, dissipated = trajectory.work.cpu().numpy(), trajectory.dissipated.cpu().numpy()
+    energy = torch.stack([kinetic, potential, kinetic + potential], dim=1).cpu().numpy()
+    residual = _contact_velocity_residual(kmap, contacts, conditions, q0, qdot0)
+    simulated = time.perf_counter()
+
+    q_instance = learned.instance_coordinates(q_f)
+    vertices, mode = decode_frames(instance, q_instance.to(instance.prior_mean.dtype), settings.output_points,
+                                   settings.seed)
+    decoded = time.perf_counter()
+    summary = _summary(instance, learned, settings, trajectory, energy, residual, velocity_fit, bindings, derivatives,
+                       mode, interpolate, q_f, x_f, {"encode": instance.seconds, "simulate": simulated - started,
+                                                     "decode": decoded - simulated})
+    return Prediction(vertices=vertices, faces=np.asarray(instance.faces), times=frames,
+                      q=q_instance.cpu().numpy(), energy=energy, work=np.asarray(work),
+                      dissipated=np.asarray(dissipated), points=x_f.float().cpu().numpy(),
+                      trajectory=trajectory, summary=summary)
+
+
+def _contact_velocity_residual(kmap, contacts, conditions, q0, qdot0) -> Optional[dict]:
+    """The boundary condition at t = 0, checked on the simulated state: the contacts' velocity
+    J_c qdot0 (from a fresh difference of the map along qdot0) against the requested velocities."""
+    if contacts is None:
+        return None
+    with torch.no_grad():
+        _, xdot = positions_and_velocities(kmap, q0[None], qdot0[None])
+    achieved = contact_positions(contacts, xdot[0]).cpu().numpy()
+    requested = np.asarray(conditions.velocities, dtype=np.float64)
+    error = float(np.linalg.norm(achieved - requested))
+    speed = float(np.linalg.norm(requested))
+    return {"absolute": error, "relative": error / speed if speed > 0 else 0.0, "requested_speed": speed,
+            "achieved": achieved.tolist()}
+
+
+def _summary(instance, learned, settings, trajectory, energy, residual, velocity_fit, bindings, derivatives, mode,
+             interpolate, q_f, x_f, seconds) -> dict:
+    seconds = {k: round(float(v), 4) for k, v in seconds.items()}
+    seconds["total"] = round(sum(seconds.values()), 4)
+    samples = learned.num_samples
+    displacement = torch.linalg.vector_norm(x_f[:, :samples] - learned.rest_positions[:samples], dim=-1)
+    contact_count = len(bindings.contact_index)
+    summary = {
+        "frames": int(len(energy)),
+        "duration_s": settings.duration,
+        "fps": settings.fps,
+        "energy_drift": trajectory.energy_drift(),
+        "energy_drift_note": "max |E - E0 - W + D| over the energy exchanged, at the solver's states",
+        "energy_initial_j": float(energy[0, 2]),
+        "energy_final_j": float(energy[-1, 2]),
+        "contact_velocity_residual": None if residual is None else residual["relative"],
+        "contact_velocity_residual_m_s": None if residual is None else residual["absolute"],
+        "contact_velocity_achieved_m_s": None if residual is None else residual["achieved"],
+        "contact_velocity_fit_residual": None if velocity_fit is None else velocity_fit.relative,
+        "contact_surface_distance_m": bindings.distance[:contact_count].tolist() if contact_count else None,
+        "contact_nearest_sample_m": (nearest_sample_distance(learned.samples.points, bindings.surface[:contact_count])
+                                     .tolist() if contact_count else None),
+        "push_surface_distance_m": bindings.distance[contact_count:].tolist() if bindings.push_index else None,
+        "k_q": instance.k_q,
+        "simulated_coordinates": learned.num_coords,
+        "simulation_points": samples,
+        "derivatives": derivatives,
+        "derivative_timings_s": {k: round(float(v), 4) for k, v in learned.kmap.timings.items()},
+        "method": settings.method,
+        "step_size_s": settings.step_size,
+        "solver_nodes": int(trajectory.times.numel()),
+        "interpolated_frames": bool(interpolate),
+        "rhs_evaluations": trajectory.rhs_evaluations,
+        "output_decoding": mode,
+        "max_abs_q": float(q_f.abs().max()),
+        "max_point_displacement_m": float(displacement.max()),
+        "seconds": seconds,
+    }
+    return summary

@@ -1,0 +1,179 @@
+"""SimulationSettings: everything predict_motion needs besides the instance and the contacts.
+
+Defaults live in config/simulation.yaml only: `default_settings()` reads them, and
+`settings_from(overrides)` replaces some. Units: seconds, metres (mesh frame), kilograms, newtons.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+
+from neurok_ros.config_files import config_path, load_yaml
+from neurok_ros.errors import ActionError, NeurokInputError
+
+METHODS = ("rk4", "dopri5", "euler", "midpoint", "bosh3", "adaptive_heun", "fehlberg2", "dopri8")
+DERIVATIVES = ("auto", "fd", "ad")
+
+
+@dataclass(frozen=True)
+class PushSpec:
+    """A constant force `force` (3,) N at the surface point nearest `point` (3,) metres, mesh frame,
+    on for t0 <= t <= t1 seconds."""
+
+    point: tuple
+    force: tuple
+    t0: float
+    t1: float
+
+    def validate(self) -> "PushSpec":
+        values = np.array([*self.point, *self.force, self.t0, self.t1], dtype=np.float64)
+        if values.shape != (8,):
+            raise ActionError(f"a push needs a point (3), a force (3), t0 and t1; got {values.size} numbers")
+        if not np.all(np.isfinite(values)):
+            raise ActionError("push point, force and times must be finite numbers")
+        if not self.t1 >= self.t0:
+            raise ActionError(f"push window must have t1 >= t0, got [{self.t0}, {self.t1}] s")
+        return self
+
+
+@dataclass(frozen=True)
+class SimulationSettings:
+    """duration s; fps frames/s; gravity (3,) m/s^2; stiffness k_s 1/s^2; damping c 1/s; mass kg;
+    barrier k_p J per unit z^2; contact_tolerance (fraction of the bounding-box diagonal);
+    drag_stiffness N/m; drag_damping N s/m;
+    simulation_points; coordinates (max simulated directions); inertia_ratio; method (torchdiffeq);
+    step_size s; rtol / atol (adaptive methods); derivatives "auto" | "fd" | "ad"; output_points;
+    seed; pushes: PushSpec tuple."""
+
+    duration: float
+    fps: float
+    gravity: tuple
+    stiffness: float
+    damping: float
+    mass: float
+    barrier: float
+    contact_tolerance: float
+    drag_stiffness: float
+    drag_damping: float
+    simulation_points: int
+    coordinates: Optional[int]
+    inertia_ratio: float
+    method: str
+    step_size: float
+    rtol: float
+    atol: float
+    derivatives: str
+    output_points: int
+    seed: int
+    pushes: tuple = ()
+
+    @property
+    def num_frames(self) -> int:
+        """T = round(duration * fps) + 1 (frames at t = 0, 1/fps, ..., duration)."""
+        return int(round(self.duration * self.fps)) + 1
+
+    def frame_times(self) -> np.ndarray:
+        """(T,) seconds: i / fps, the last one set to `duration` exactly."""
+        times = np.arange(self.num_frames, dtype=np.float64) / self.fps
+        times[-1] = self.duration
+        return times
+
+    def validate(self) -> "SimulationSettings":
+        """Raise NeurokInputError (ActionError for forces) naming the first bad value; return self."""
+        def positive(name):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+                raise NeurokInputError(f"{name} must be a positive number, got {value!r}")
+
+        def non_negative(name):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+                raise NeurokInputError(f"{name} must be a non-negative number, got {value!r}")
+
+        for name in ("duration", "fps", "mass", "contact_tolerance", "step_size", "rtol", "atol"):
+            positive(name)
+        for name in ("stiffness", "damping", "barrier", "drag_stiffness", "drag_damping", "inertia_ratio"):
+            non_negative(name)
+        if len(self.gravity) != 3 or not all(math.isfinite(float(g)) for g in self.gravity):
+            raise ActionError(f"gravity must be 3 finite numbers (m/s^2), got {list(self.gravity)}")
+        if self.num_frames > 100_000:
+            raise NeurokInputError(f"duration * fps = {self.num_frames - 1} frames is too many (max 100000)")
+        if self.simulation_points < 4:
+            raise NeurokInputError(f"simulation_points must be at least 4, got {self.simulation_points}")
+        if self.output_points < 4:
+            raise NeurokInputError(f"output_points must be at least 4, got {self.output_points}")
+        if self.coordinates is not None and self.coordinates < 1:
+            raise NeurokInputError(f"coordinates must be at least 1 (or null for all), got {self.coordinates}")
+        if self.method not in METHODS:
+            raise NeurokInputError(f"method must be one of {METHODS}, got {self.method!r}")
+        if self.derivatives not in DERIVATIVES:
+            raise NeurokInputError(f"derivatives must be one of {DERIVATIVES}, got {self.derivatives!r}")
+        for push in self.pushes:
+            push.validate()
+        return self
+
+
+FIELDS = {f.name for f in dataclasses.fields(SimulationSettings)}
+
+
+def _coerce(data: dict) -> dict:
+    out = dict(data)
+    if "gravity" in out:
+        out["gravity"] = tuple(float(g) for g in out["gravity"])
+    for name in ("simulation_points", "output_points", "seed"):
+        if name in out:
+            out[name] = int(out[name])
+    if out.get("coordinates") is not None:
+        out["coordinates"] = int(out["coordinates"])
+    for name in ("duration", "fps", "stiffness", "damping", "mass", "barrier", "contact_tolerance",
+                 "drag_stiffness", "drag_damping", "inertia_ratio", "step_size", "rtol", "atol"):
+        if name in out:
+            out[name] = float(out[name])
+    if "pushes" in out:
+        out["pushes"] = tuple(p if isinstance(p, PushSpec) else PushSpec(**p) for p in out["pushes"])
+    return out
+
+
+def default_settings(path=None) -> SimulationSettings:
+    """The settings of config/simulation.yaml (or of the YAML file `path`)."""
+    data = load_yaml(path or config_path("simulation.yaml"))
+    unknown = set(data) - FIELDS
+    if unknown:
+        raise NeurokInputError(f"unknown simulation settings {sorted(unknown)}; known: {sorted(FIELDS)}")
+    missing = FIELDS - set(data) - {"pushes"}
+    if missing:
+        raise NeurokInputError(f"simulation settings file lacks {sorted(missing)}")
+    try:
+        return SimulationSettings(**_coerce(data)).validate()
+    except (TypeError, ValueError) as exc:
+        raise NeurokInputError(f"bad simulation settings: {exc}") from None
+
+
+def settings_from(overrides: Optional[dict] = None, base: Optional[SimulationSettings] = None,
+                  **more) -> SimulationSettings:
+    """`base` (default: config/simulation.yaml) with the given fields replaced, validated.
+    None values in `overrides` are ignored (unset command-line options)."""
+    changes = {k: v for k, v in {**(overrides or {}), **more}.items() if v is not None}
+    unknown = set(changes) - FIELDS
+    if unknown:
+        raise NeurokInputError(f"unknown simulation settings {sorted(unknown)}")
+    try:
+        changes = _coerce(changes)
+    except (TypeError, ValueError) as exc:
+        raise NeurokInputError(f"bad simulation settings: {exc}") from None
+    return dataclasses.replace(base or default_settings(), **changes).validate()
+
+
+def push_specs(values: Sequence[Sequence[float]]) -> tuple:
+    """PushSpec tuple from rows X Y Z FX FY FZ T0 T1 (command line --force)."""
+    specs = []
+    for row in values:
+        row = [float(v) for v in row]
+        if len(row) != 8:
+            raise ActionError(f"--force needs 8 numbers X Y Z FX FY FZ T0 T1, got {len(row)}")
+        specs.append(PushSpec(tuple(row[:3]), tuple(row[3:6]), row[6], row[7]).validate())
+    return tuple(specs)

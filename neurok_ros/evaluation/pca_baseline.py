@@ -30,7 +30,7 @@ from neurok_ros.errors import NeurokInputError
 from neurok_ros.evaluation.grid_field import RegularGrid, splat_inverse_distance, trilinear
 from neurok_ros.geometry.normalisation import NormalisingTransform
 from neurok_ros.geometry.surface_sampling import evaluate_samples, sample_surface
-from neurok_ros.kinematics.inverse_kinematics import IKConfig, chamfer_l2
+from neurok_ros.kinematics.inverse_kinematics import IKConfig, adam_on_rows, chamfer_l2
 
 CACHE_FORMAT = "neurok-pca-subspace-1"
 
@@ -214,26 +214,6 @@ class PCAFit:
     seconds: float
 
 
-def _adam(variable: torch.Tensor, objective, steps: int, rate: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """Adam on independent rows (B, d); the best (value, loss) seen per row."""
-    variable = variable.clone().requires_grad_(True)
-    optimiser = torch.optim.Adam([variable], lr=rate)
-    best_value = variable.detach().clone()
-    best_loss = torch.full((variable.shape[0],), float("inf"))
-    for step in range(steps + 1):
-        loss = objective(variable)
-        with torch.no_grad():
-            better = loss < best_loss
-            best_loss = torch.where(better, loss.detach(), best_loss)
-            best_value[better] = variable.detach()[better]
-        if step == steps:
-            break
-        optimiser.zero_grad(set_to_none=True)
-        loss.sum().backward()
-        optimiser.step()
-    return best_value, best_loss
-
-
 def fit_pca_pose(subspace: PCASubspace, vertices: np.ndarray, faces: np.ndarray, target_points: np.ndarray,
                  config: PCAFitConfig = PCAFitConfig()) -> PCAFit:
     """Fit coefficients so that SOURCE (vertices (n, 3), faces) displaced by the subspace field matches
@@ -256,11 +236,11 @@ def fit_pca_pose(subspace: PCASubspace, vertices: np.ndarray, faces: np.ndarray,
     starts = torch.randn(max(2, config.starts), subspace.dim, generator=generator)
     starts[0] = 0.0
     starts[1] = torch.as_tensor(subspace.coefficients_of(np.zeros_like(subspace.mean)), dtype=torch.float32)
-    values, start_losses = _adam(starts, objective, config.steps, config.rate)
+    values, start_losses = adam_on_rows(starts, objective, config.steps, config.rate)
     best = int(torch.argmin(start_losses))
     c, loss = values[best:best + 1], start_losses[best:best + 1]
     if config.refine_steps > 0:
-        c, loss = _adam(c, objective, config.refine_steps, config.refine_rate)
+        c, loss = adam_on_rows(c, objective, config.refine_steps, config.refine_rate)
     with torch.no_grad():
         normalised = torch.as_tensor(transform.apply(V), dtype=torch.float32)
         moved = normalised + trilinear(subspace.node_values(c), normalised, subspace.grid)[0]

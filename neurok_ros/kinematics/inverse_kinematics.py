@@ -60,8 +60,9 @@ def chamfer_l2(points: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     return 0.5 * (forward + backward)
 
 
-def _optimise(variable: torch.Tensor, objective, steps: int, rate: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """Adam on a batch of independent variables (B, d); returns the best (variable, loss) per row."""
+def adam_on_rows(variable: torch.Tensor, objective, steps: int, rate: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Adam on a batch of independent variables (B, d) (objective: (B, d) -> (B,)); returns the best
+    (variable, loss) seen per row."""
     variable = variable.clone().requires_grad_(True)
     optimiser = torch.optim.Adam([variable], lr=rate)
     best_value = variable.detach().clone()
@@ -103,7 +104,7 @@ def fit_pose(instance: NeuROKInstance, target_points: torch.Tensor, config: IKCo
         z = instance.latent(q)
         return chamfer_l2(instance.positions(z, cache), target) + prior(z)
 
-    q_all, start_losses = _optimise(starts, q_objective, config.q_steps, config.q_rate)
+    q_all, start_losses = adam_on_rows(starts, q_objective, config.q_steps, config.q_rate)
     best = int(torch.argmin(start_losses))
     z = instance.latent(q_all[best:best + 1]).detach()
     loss = start_losses[best:best + 1]
@@ -111,7 +112,7 @@ def fit_pose(instance: NeuROKInstance, target_points: torch.Tensor, config: IKCo
         def z_objective(z: torch.Tensor) -> torch.Tensor:
             return chamfer_l2(instance.positions(z, cache), target) + prior(z)
 
-        z, loss = _optimise(z, z_objective, config.z_steps, config.z_rate)
+        z, loss = adam_on_rows(z, z_objective, config.z_steps, config.z_rate)
     z = z[0].detach()
     return IKResult(instance.coordinates(z), z, float(loss[0]), start_losses.detach().cpu(),
                     time.perf_counter() - started)

@@ -47,16 +47,51 @@ def _parameter_overrides(items):
     return out
 
 
-def run(args) -> int:
-    import os
+def request_trajectory(mesh_path: str, contacts, velocities, *, spawn_node: bool, server: str = "/neurok_node",
+                       params_files=(), parameters=(), frame_id: str = "object", timeout: float = 300.0):
+    """Send a mesh file and one push through ROS 2 topics and wait for the trajectory; with spawn_node
+    the node runs in this process (rclpy context of its own). Returns (TrajectoryReply, mesh state dict)."""
     import threading
 
-    import numpy as np
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
 
-    from neurok_ros.errors import NeurokInputError
     from neurok_ros.ros.client import NeurokClient
+
+    context = rclpy.Context()
+    cli_args = ["--ros-args"] + [a for p in params_files for a in ("--params-file", p)]
+    rclpy.init(context=context, args=["neurok_request"])
+    node = executor = None
+    try:
+        if spawn_node:
+            from neurok_ros.ros.neurok_node import NeurokNode
+
+            print("neurok request: starting neurok_node (loading the model)", flush=True)
+            node = NeurokNode(context=context, cli_args=cli_args if params_files else None,
+                              parameter_overrides=_parameter_overrides(parameters))
+            server = node.get_fully_qualified_name()
+            executor = SingleThreadedExecutor(context=context)
+            executor.add_node(node)
+            threading.Thread(target=executor.spin, name="neurok_node_spin", daemon=True).start()
+        with NeurokClient(server, context=context) as client:
+            client.wait_for_server(timeout)
+            mesh_state = client.send_mesh_file(mesh_path, frame_id=frame_id, timeout=timeout)
+            reply = client.request(contacts, velocities, timeout=timeout)
+        return reply, mesh_state
+    finally:
+        if executor is not None:
+            executor.shutdown(timeout_sec=2.0)
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown(context=context)
+
+
+def run(args) -> int:
+    import os
+
+    import numpy as np
+
+    from neurok_ros.errors import NeurokInputError
 
     contacts = np.array(args.contact, dtype=np.float64)
     velocities = np.array(args.velocity or [], dtype=np.float64).reshape(-1, 3)
@@ -69,39 +104,17 @@ def run(args) -> int:
         raise FileNotFoundError(2, "no such file", args.mesh)
 
     started = time.perf_counter()
-    context = rclpy.Context()
-    cli_args = ["--ros-args"] + [a for p in args.params_file for a in ("--params-file", p)]
-    rclpy.init(context=context, args=["neurok_request"])
-    node = spinner = executor = None
     try:
-        server = args.server
-        if args.spawn_node:
-            from neurok_ros.ros.neurok_node import NeurokNode
-
-            print("neurok request: starting neurok_node (loading the model)", flush=True)
-            node = NeurokNode(context=context, cli_args=cli_args if args.params_file else None,
-                              parameter_overrides=_parameter_overrides(args.param))
-            server = node.get_fully_qualified_name()
-            executor = SingleThreadedExecutor(context=context)
-            executor.add_node(node)
-            spinner = threading.Thread(target=executor.spin, name="neurok_node_spin", daemon=True)
-            spinner.start()
-        with NeurokClient(server, context=context) as client:
-            client.wait_for_server(args.timeout)
-            mesh_state = client.send_mesh_file(args.mesh, frame_id=args.frame_id, timeout=args.timeout)
-            reply = client.request(contacts, velocities, timeout=args.timeout)
+        reply, mesh_state = request_trajectory(args.mesh, contacts, velocities, spawn_node=args.spawn_node,
+                                               server=args.server, params_files=args.params_file,
+                                               parameters=args.param, frame_id=args.frame_id,
+                                               timeout=args.timeout)
         reply.save(args.out, contacts=contacts, velocities=velocities)
     except TimeoutError as exc:
         import sys
 
         print(f"neurok request: error: {exc}", file=sys.stderr)
         return 1
-    finally:
-        if executor is not None:
-            executor.shutdown(timeout_sec=2.0)
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown(context=context)
     summary = {"out": args.out, "frames": int(reply.frames.shape[0]), "vertices": int(reply.frames.shape[1]),
                "frame_id": reply.frame_id, "latency_s": round(reply.latency_s, 3),
                "encode_s": float(mesh_state.get("mesh_encode_s", "nan")),

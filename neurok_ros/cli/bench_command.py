@@ -1,7 +1,7 @@
 """`neurok bench`: run the benchmarks and write docs/benchmarks.md."""
 from __future__ import annotations
 
-GROUPS = ("geometry", "ros", "data", "dynamics")
+GROUPS = ("geometry", "ros", "data", "dynamics", "node")
 
 
 def register(subparsers) -> None:
@@ -34,9 +34,14 @@ def run(args) -> int:
         from neurok_ros.benchmarks.dynamics_benchmarks import benchmark_dynamics
         return benchmark_dynamics()
 
+    def node():
+        from neurok_ros.benchmarks.node_benchmarks import benchmark_node
+        return benchmark_node()
+
     runners = {"geometry": ("Geometry core", geometry), "ros": ("ROS message conversions", ros),
                "data": ("Dataset generation (one core per instance)", data),
-               "dynamics": ("Latent dynamics: curvature term, forward AD vs Christoffel symbols", dynamics)}
+               "dynamics": ("Latent dynamics: curvature term, forward AD vs Christoffel symbols", dynamics),
+               "node": ("neurok_node: start, first mesh, action-to-trajectory latency", node)}
     groups, notes = {}, {}
     with CpuShare() as share:
         for key in tqdm(args.only or GROUPS, desc="benchmarks", unit="group"):

@@ -16,40 +16,25 @@ def benchmark_dynamics(num_coords: int = 16, num_points: int = 256, repeats: int
     """Rows (Christoffel, AD, AD given J, batched differences) and a note with the ratios."""
     import torch
 
-    from neurok_ros.dynamics.benchmark_curvature import TinyAttentionDecoder
-    from neurok_ros.dynamics.christoffel import curvature_term_christoffel
-    from neurok_ros.dynamics.curvature import curvature_force, curvature_term_ad, second_derivative_ad
-    from neurok_ros.dynamics.kinematic_map import KinematicMap, expand_fd
+    from neurok_ros.dynamics.benchmark_curvature import curvature_problem
 
-    torch.manual_seed(seed)
-    decoder = TinyAttentionDecoder(num_coords, num_points, seed=seed).eval()
-    parameters = sum(p.numel() for p in decoder.parameters())
-    masses = torch.full((num_points,), 1.0 / num_points)
-    q = 0.3 * torch.randn(num_coords)
-    qdot = torch.randn(num_coords)
-    kmap = KinematicMap(decoder, masses, num_coords, derivatives="fd")
+    names = {
+        "christoffel": f"Christoffel form: dM/dq ({num_coords}^3) by nested jacfwd, then Gamma qdot qdot",
+        "ad": "AD form: J by jacfwd + d2x[qdot, qdot] by jvp of jvp, then J^T m d2x",
+        "ad_given_j": "AD form given J (as in a right-hand side, which needs J for M anyway)",
+        "fd": f"for comparison: batched central differences, x + J + d2x in one forward of "
+              f"{2 * num_coords + 3} latents",
+    }
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
+        problem = curvature_problem(num_coords, num_points, seed)
         with torch.no_grad():
-            reference = curvature_term_christoffel(decoder, masses, q, qdot)
-            fast = curvature_term_ad(decoder, masses, q, qdot)
-            jac = torch.func.jacfwd(decoder)(q).reshape(-1, num_coords)
-            names = {
-                "christoffel": f"Christoffel form: dM/dq ({num_coords}^3) by nested jacfwd, then Gamma qdot qdot",
-                "ad": "AD form: J by jacfwd + d2x[qdot, qdot] by jvp of jvp, then J^T m d2x",
-                "ad_given_j": "AD form given J (as in a right-hand side, which needs J for M anyway)",
-                "fd": f"for comparison: batched central differences, x + J + d2x in one forward of "
-                      f"{2 * num_coords + 3} latents",
-            }
-            rows = measure_interleaved({
-                names["christoffel"]: lambda: curvature_term_christoffel(decoder, masses, q, qdot),
-                names["ad"]: lambda: curvature_term_ad(decoder, masses, q, qdot),
-                names["ad_given_j"]: lambda: curvature_force(jac, masses, second_derivative_ad(decoder, q, qdot)[2]),
-                names["fd"]: lambda: expand_fd(kmap, q, qdot),
-            }, repeats=repeats)
+            rows = measure_interleaved({names[key]: fn for key, fn in problem.functions.items()}, repeats=repeats)
     finally:
         torch.set_num_threads(threads)
+    decoder, reference, fast = problem.decoder, problem.reference, problem.fast
+    parameters = sum(p.numel() for p in decoder.parameters())
     chris, ad, given = rows[0], rows[1], rows[2]
     difference = float(torch.linalg.vector_norm(reference - fast) / torch.linalg.vector_norm(reference))
     ratio = chris.median_ms / ad.median_ms

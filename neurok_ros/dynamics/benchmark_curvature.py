@@ -6,6 +6,7 @@ passes through): the Christoffel form builds dM/dq (k_q^3) by nested jacfwd; the
 by jacfwd and d2x by jvp of jvp. Run: python -m neurok_ros.dynamics.benchmark_curvature
 """
 import math
+from dataclasses import dataclass
 import time
 from typing import Callable, Dict
 
@@ -60,6 +61,38 @@ def _interleaved_best(functions: Dict[str, Callable[[], object]], repeats: int) 
     return best
 
 
+@dataclass
+class CurvatureProblem:
+    """One random state of a random attention decoder, and the four ways to get the curvature term.
+
+    functions: "christoffel", "ad", "ad_given_j", "fd" -> callables; reference / fast: the Christoffel
+    and AD results (float32)."""
+
+    decoder: torch.nn.Module
+    functions: Dict[str, Callable[[], object]]
+    reference: torch.Tensor
+    fast: torch.Tensor
+
+
+def curvature_problem(num_coords: int = 16, num_points: int = 256, seed: int = 0) -> CurvatureProblem:
+    """Build the decoder, masses, state and the four candidate computations (call under no_grad)."""
+    torch.manual_seed(seed)
+    decoder = TinyAttentionDecoder(num_coords, num_points, seed=seed).eval()
+    masses = torch.full((num_points,), 1.0 / num_points)
+    q = 0.3 * torch.randn(num_coords)
+    qdot = torch.randn(num_coords)
+    kmap = KinematicMap(decoder, masses, num_coords, derivatives="fd")
+    with torch.no_grad():
+        reference = curvature_term_christoffel(decoder, masses, q, qdot)
+        fast = curvature_term_ad(decoder, masses, q, qdot)
+        jac = torch.func.jacfwd(decoder)(q).reshape(-1, num_coords)
+    return CurvatureProblem(decoder, {
+        "christoffel": lambda: curvature_term_christoffel(decoder, masses, q, qdot),
+        "ad": lambda: curvature_term_ad(decoder, masses, q, qdot),
+        "ad_given_j": lambda: curvature_force(jac, masses, second_derivative_ad(decoder, q, qdot)[2]),
+        "fd": lambda: expand_fd(kmap, q, qdot)}, reference, fast)
+
+
 def benchmark_curvature(num_coords: int = 16, num_points: int = 256, repeats: int = 10,
                         seed: int = 0) -> Dict[str, float]:
     """Best-of-`repeats` seconds of both forms at one random state, on one thread.
@@ -70,26 +103,15 @@ def benchmark_curvature(num_coords: int = 16, num_points: int = 256, repeats: in
     difference of the two results (float32) and the time of one batched finite-difference
     `expand` (x, J and d2x together) for comparison.
     """
-    torch.manual_seed(seed)
-    decoder = TinyAttentionDecoder(num_coords, num_points, seed=seed).eval()
-    masses = torch.full((num_points,), 1.0 / num_points)
-    q = 0.3 * torch.randn(num_coords)
-    qdot = torch.randn(num_coords)
-    kmap = KinematicMap(decoder, masses, num_coords, derivatives="fd")
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
+        problem = curvature_problem(num_coords, num_points, seed)
         with torch.no_grad():
-            ref = curvature_term_christoffel(decoder, masses, q, qdot)
-            fast = curvature_term_ad(decoder, masses, q, qdot)
-            jac = torch.func.jacfwd(decoder)(q).reshape(-1, num_coords)
-            best = _interleaved_best({
-                "christoffel": lambda: curvature_term_christoffel(decoder, masses, q, qdot),
-                "ad": lambda: curvature_term_ad(decoder, masses, q, qdot),
-                "ad_given_j": lambda: curvature_force(jac, masses, second_derivative_ad(decoder, q, qdot)[2]),
-                "fd": lambda: expand_fd(kmap, q, qdot)}, repeats)
+            best = _interleaved_best(problem.functions, repeats)
     finally:
         torch.set_num_threads(threads)
+    ref, fast = problem.reference, problem.fast
     t_chr, t_ad, t_fd, t_given = best["christoffel"], best["ad"], best["fd"], best["ad_given_j"]
     diff = float(torch.linalg.vector_norm(ref - fast) / torch.linalg.vector_norm(ref))
     return {"num_coords": num_coords, "num_points": num_points, "christoffel_s": t_chr, "ad_s": t_ad,

@@ -15,16 +15,8 @@ from neurok_ros.dynamics.mass_matrix import mass_matrix
 DT = torch.float64
 
 # torch's forward-AD decompositions call torch.jit.script once per process.
-pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Tiny tensors: one intra-op thread avoids OpenMP spin-waits when the 2 cores are shared."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = [pytest.mark.usefixtures("one_torch_thread"),
+              pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")]
 
 
 def _relative(a: torch.Tensor, b: torch.Tensor) -> float:

@@ -28,12 +28,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from toy_kinematic_data import write_toy_dataset  # noqa: E402
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def affine_field(points, A, b):

@@ -87,7 +87,7 @@ def _predict_through_node(mesh_path: str, vertices, out: Path) -> dict:
     neurok_node running in this process; writes prediction.npz and prediction.gif."""
     import numpy as np
 
-    from neurok_ros.cli.request_command import request_trajectory
+    from neurok_ros.ros.node_in_process import request_trajectory
     from neurok_ros.visualisation.mesh_animation import render_gif
 
     contact = vertices[np.argmax(vertices[:, 2])]

@@ -32,66 +32,13 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def _parameter_overrides(items):
-    import yaml
-    from rclpy.parameter import Parameter
-
-    from neurok_ros.errors import NeurokInputError
-
-    out = []
-    for item in items:
-        if ":=" not in item:
-            raise NeurokInputError(f"--param expects NAME:=VALUE, got {item!r}")
-        name, text = item.split(":=", 1)
-        out.append(Parameter(name.strip(), value=yaml.safe_load(text)))
-    return out
-
-
-def request_trajectory(mesh_path: str, contacts, velocities, *, spawn_node: bool, server: str = "/neurok_node",
-                       params_files=(), parameters=(), frame_id: str = "object", timeout: float = 300.0):
-    """Send a mesh file and one push through ROS 2 topics and wait for the trajectory; with spawn_node
-    the node runs in this process (rclpy context of its own). Returns (TrajectoryReply, mesh state dict)."""
-    import threading
-
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-
-    from neurok_ros.ros.client import NeurokClient
-
-    context = rclpy.Context()
-    cli_args = ["--ros-args"] + [a for p in params_files for a in ("--params-file", p)]
-    rclpy.init(context=context, args=["neurok_request"])
-    node = executor = None
-    try:
-        if spawn_node:
-            from neurok_ros.ros.neurok_node import NeurokNode
-
-            print("neurok request: starting neurok_node (loading the model)", flush=True)
-            node = NeurokNode(context=context, cli_args=cli_args if params_files else None,
-                              parameter_overrides=_parameter_overrides(parameters))
-            server = node.get_fully_qualified_name()
-            executor = SingleThreadedExecutor(context=context)
-            executor.add_node(node)
-            threading.Thread(target=executor.spin, name="neurok_node_spin", daemon=True).start()
-        with NeurokClient(server, context=context) as client:
-            client.wait_for_server(timeout)
-            mesh_state = client.send_mesh_file(mesh_path, frame_id=frame_id, timeout=timeout)
-            reply = client.request(contacts, velocities, timeout=timeout)
-        return reply, mesh_state
-    finally:
-        if executor is not None:
-            executor.shutdown(timeout_sec=2.0)
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown(context=context)
-
-
 def run(args) -> int:
     import os
 
     import numpy as np
 
     from neurok_ros.errors import NeurokInputError
+    from neurok_ros.ros.node_in_process import request_trajectory
 
     contacts = np.array(args.contact, dtype=np.float64)
     velocities = np.array(args.velocity or [], dtype=np.float64).reshape(-1, 3)

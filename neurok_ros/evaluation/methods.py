@@ -31,14 +31,12 @@ class Prediction:
 
 @dataclass
 class Method:
-    """key: short id ("neurok", "identity"...); label: the table's row name; description: one line."""
+    """What every row has: key, a short id ("neurok", "identity"...); label, the table's row name;
+    description, one line. Each row class below adds predict(source_vertices, faces, target_points)."""
 
     key: str
     label: str
     description: str
-
-    def predict(self, source_vertices: np.ndarray, faces: np.ndarray, target_points: np.ndarray) -> Prediction:
-        raise NotImplementedError
 
 
 @dataclass

@@ -6,7 +6,6 @@ from __future__ import annotations
 import resource
 import statistics
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -35,42 +34,23 @@ def _single(name: str, seconds: float, note: str = "") -> Measurement:
 
 
 def benchmark_node(actions: int = 3) -> tuple[list[Measurement], str]:
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-
-    from neurok_ros.ros.client import NeurokClient
-    from neurok_ros.ros.neurok_node import NeurokNode
+    from neurok_ros.ros.node_in_process import connected_client
 
     folder = Path(tempfile.mkdtemp(prefix="neurok_node_bench_"))
     V, _ = ten_thousand_vertex_laptop(folder / "laptop.ply")
     contact = V[np.argmax(V[:, 2])]
     velocity = np.array([0.0, -0.3, 0.0])
-    context = rclpy.Context()
-    rclpy.init(context=context, args=["neurok_bench"])
-    node = executor = None
-    try:
-        started = time.perf_counter()
-        node = NeurokNode(context=context)
-        executor = SingleThreadedExecutor(context=context)
-        executor.add_node(node)
-        threading.Thread(target=executor.spin, daemon=True).start()
-        with NeurokClient(node.get_fully_qualified_name(), context=context) as client:
-            client.wait_for_server(600.0)
-            ready = time.perf_counter() - started
-            sent = time.perf_counter()
-            client.send_mesh_file(folder / "laptop.ply", timeout=600.0)
-            first_mesh = time.perf_counter() - sent
-            latencies, frames = [], 0
-            for _ in range(actions):
-                reply = client.request(contact[None], velocity[None], timeout=900.0)
-                latencies.append(reply.latency_s * 1e3)
-                frames = reply.frames.shape[0]
-    finally:
-        if executor is not None:
-            executor.shutdown(timeout_sec=2.0)
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown(context=context)
+    started = time.perf_counter()
+    with connected_client(spawn_node=True, timeout=600.0) as client:
+        ready = time.perf_counter() - started
+        sent = time.perf_counter()
+        client.send_mesh_file(folder / "laptop.ply", timeout=600.0)
+        first_mesh = time.perf_counter() - sent
+        latencies, frames = [], 0
+        for _ in range(actions):
+            reply = client.request(contact[None], velocity[None], timeout=900.0)
+            latencies.append(reply.latency_s * 1e3)
+            frames = reply.frames.shape[0]
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     rows = [_single("node start (model load + warm-up) to ready", ready),
             _single(f"first mesh ({len(V)} vertices) to ready (embedded PLY, encoding)", first_mesh),

@@ -6,6 +6,7 @@ small mesh; each test module run uses its own DDS domain (conftest) and each nod
 """
 import array
 import itertools
+import json
 import os
 import time
 
@@ -24,6 +25,7 @@ from trajectory_msgs.msg import MultiDOFJointTrajectory
 from visualization_msgs.msg import Marker, MarkerArray
 
 from neurok_ros.dynamics.contact_conditions import ContactConditions
+from neurok_ros.errors import NeurokInputError
 from neurok_ros.ros.contact_action import conditions_to_trajectory
 from neurok_ros.ros.diagnostics import find_status, stamp_text, status_values
 from neurok_ros.ros.mesh_marker import marker_to_mesh, mesh_to_marker, triangle_list_marker
@@ -477,34 +479,41 @@ def test_shipped_params_file_loads(ros_context):
     """config/neurok.yaml as --params-file on a node at the root namespace (the `neurok_node:` key)."""
     from neurok_ros.config_files import config_path
 
-    overrides = {"duration": 7.5}  # so that the file visibly applies on top of nothing else
+    overrides = {"max_vertices": 77, "duration": 7.5}  # the file sets max_vertices, not duration
     path = config_path("neurok.yaml")
     node = NeurokNode(backend=FakeBackend(), cli_args=["--ros-args", "--params-file", str(path)],
                       defaults={**default_values(), **overrides, "warmup": False})
     try:
-        assert node.get_parameter("duration").value == default_values()["duration"]
-        assert node.get_parameter("max_vertices").value == default_values()["max_vertices"]
+        assert node.get_parameter("max_vertices").value == default_values()["max_vertices"] != 77
+        assert node.get_parameter("duration").value == 7.5
     finally:
         node.destroy_node()
 
 
-def test_config_file_declares_every_parameter_and_agrees_with_simulation_yaml():
+def test_simulation_defaults_live_in_simulation_yaml_and_the_params_file_overrides(tmp_path):
+    from neurok_ros.config_files import config_path, load_yaml
     from neurok_ros.ros.node_parameters import SIMULATION_PARAMETERS
     from neurok_ros.simulation.settings import default_settings
 
     values = default_values()
     assert set(values) == {s.name for s in SPECS} == set(settings_fields())
+    shipped = load_yaml(config_path("neurok.yaml"))["neurok_node"]["ros__parameters"]
+    assert not set(shipped) & set(SIMULATION_PARAMETERS)  # one place for each default
     simulation = default_settings()
-    differ = {}
     for name in SIMULATION_PARAMETERS:
-        ours, theirs = values[name], getattr(simulation, name)
-        if name == "coordinates":
-            ours = ours or None
-        if name == "gravity":
-            ours, theirs = list(map(float, ours)), list(map(float, theirs))
-        if ours != theirs:
-            differ[name] = (ours, theirs)
-    assert not differ, f"config/neurok.yaml and config/simulation.yaml disagree: {differ}"
+        theirs = getattr(simulation, name)
+        expected = (list(theirs) if name == "gravity" else theirs or 0 if name == "coordinates" else theirs)
+        assert values[name] == expected, name
+    path = tmp_path / "params.yaml"
+    path.write_text("neurok_node:\n  ros__parameters:\n" + "".join(
+        f"    {k}: {json.dumps(v)}\n" for k, v in {**shipped, "duration": 3.5, "dynamics_map": "decoder"}.items()))
+    overridden = default_values(path)
+    assert overridden["duration"] == 3.5 and overridden["dynamics_map"] == "decoder"
+    assert overridden["fps"] == simulation.fps
+    path.write_text("neurok_node:\n  ros__parameters:\n" + "".join(
+        f"    {k}: {json.dumps(v)}\n" for k, v in {**shipped, "surrogate_degree": 0}.items()))
+    with pytest.raises(NeurokInputError, match="surrogate_degree"):
+        default_values(path)
 
 
 def test_triangle_list_template_matches_the_message_path():
@@ -600,7 +609,7 @@ def test_serve_in_another_process_answers_the_client(ros_context):
             np.testing.assert_allclose(reply.vertices, V, atol=1e-6)  # the columns' mesh: the input
             np.testing.assert_array_equal(reply.faces, F)
             assert float(reply.diagnostics["simulate_s"]) > 0 and reply.latency_s > 0
-            with pytest.raises(__import__("neurok_ros.errors").errors.NeurokInputError, match="tolerance"):
+            with pytest.raises(NeurokInputError, match="tolerance"):
                 client.request([contact + [0, 0, 1.0]], [[0.0, 0.0, -1.0]])
     finally:
         proc.send_signal(signal.SIGINT)

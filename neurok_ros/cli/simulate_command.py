@@ -42,6 +42,9 @@ def register(subparsers) -> None:
     parser.add_argument("--fps", type=float, help="output frames per second")
     parser.add_argument("--method", help="integrator: dopri5 (adaptive, rtol from the config) or rk4 (fixed --step)")
     parser.add_argument("--step", type=float, dest="step_size", help="rk4 step, s")
+    parser.add_argument("--dynamics-map", choices=("polynomial", "decoder"),
+                        help="what the solver differentiates: a polynomial fitted to the decoder (default, "
+                             "fast) or the attention decoder itself (docs/physics.md compares them)")
     parser.add_argument("--points", type=int, dest="simulation_points", help="simulation points")
     parser.add_argument("--config", help="settings YAML replacing config/simulation.yaml")
     parser.add_argument("--out", required=True, help="trajectory .npz")
@@ -109,7 +112,7 @@ def run(args) -> int:
     settings = settings_from({
         "gravity": args.gravity, "stiffness": args.stiffness, "damping": args.damping, "mass": args.mass,
         "barrier": args.barrier, "duration": args.duration, "fps": args.fps, "method": args.method,
-        "step_size": args.step_size,
+        "step_size": args.step_size, "dynamics_map": args.dynamics_map,
         "simulation_points": args.simulation_points,
         "pushes": push_specs(args.force) if args.force else None}, base=base)
     conditions = _conditions(args)

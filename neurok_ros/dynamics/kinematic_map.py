@@ -4,7 +4,8 @@ Everything the dynamics needs from the map comes from `expand` (x, J and d2x[qdo
 state) and `positions_and_velocities` (x and J qdot for many frames). Both work two ways:
 "ad", forward-mode AD (torch.func.jacfwd and jvp of jvp), or "fd", central differences evaluated in
 one batched forward of 2 k_q + 3 latents. For a transformer decoder the batched forward is often the
-cheaper; "auto" times both once on first use and keeps the faster.
+cheaper; "auto" times both once on first use and keeps the faster. A map that knows its own
+derivatives (`analytic`, e.g. a PolynomialMap) is always differentiated by them ("analytic").
 """
 import time
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from torch.func import jacfwd, jvp, vmap
 
 from neurok_ros.dynamics.curvature import direction_and_speed, second_derivative_ad, second_difference
 
-METHODS = ("ad", "fd", "auto")
+METHODS = ("ad", "fd", "auto", "analytic")
 
 
 @dataclass
@@ -43,8 +44,11 @@ class KinematicMap:
     fd_step: Optional[float] = None
     fd_step2: Optional[float] = None
     timings: Dict[str, float] = field(default_factory=dict)
+    analytic: Optional[object] = None
 
     def __post_init__(self):
+        if self.analytic is not None:
+            self.derivatives = "analytic"
         if self.derivatives not in METHODS:
             raise ValueError(f"derivatives must be one of {METHODS}, got {self.derivatives!r}")
         if self.masses.ndim != 1:
@@ -104,15 +108,21 @@ def resolved_method(kmap: KinematicMap, method: Optional[str] = None) -> str:
     chosen = method or kmap.derivatives
     if chosen == "auto":
         chosen = choose_derivatives(kmap)
-    if chosen not in ("ad", "fd"):
-        raise ValueError(f"derivative method must be 'ad' or 'fd', got {chosen!r}")
+    if chosen == "analytic" and kmap.analytic is None:
+        raise ValueError("derivative method 'analytic' needs a map with analytic derivatives")
+    if chosen not in ("ad", "fd", "analytic"):
+        raise ValueError(f"derivative method must be 'ad', 'fd' or 'analytic', got {chosen!r}")
     return chosen
 
 
 def jacobian(kmap: KinematicMap, q: torch.Tensor, method: Optional[str] = None
              ) -> Tuple[torch.Tensor, torch.Tensor]:
     """x(q) (n, 3) metres and J (3n, k_q) by the map's derivative method (or `method`)."""
-    if resolved_method(kmap, method) == "ad":
+    chosen = resolved_method(kmap, method)
+    if chosen == "analytic":
+        x, jac, _ = kmap.analytic.expand(q, torch.zeros_like(q))
+        return x, jac
+    if chosen == "ad":
         return jacobian_ad(kmap, q)
     return jacobian_fd(kmap, q)
 
@@ -146,7 +156,10 @@ def expand(kmap: KinematicMap, q: torch.Tensor, qdot: torch.Tensor, method: Opti
     q, qdot: (k_q,). Returns x (n, 3) metres, J (3n, k_q) metres per unit q, and
     d2x/dq2[qdot, qdot] (n, 3) m/s^2.
     """
-    if resolved_method(kmap, method) == "ad":
+    chosen = resolved_method(kmap, method)
+    if chosen == "analytic":
+        return kmap.analytic.expand(q, qdot)
+    if chosen == "ad":
         return expand_ad(kmap, q, qdot)
     return expand_fd(kmap, q, qdot)
 
@@ -154,7 +167,10 @@ def expand(kmap: KinematicMap, q: torch.Tensor, qdot: torch.Tensor, method: Opti
 def positions_and_velocities(kmap: KinematicMap, q_frames: torch.Tensor, qdot_frames: torch.Tensor,
                              method: Optional[str] = None) -> Tuple[torch.Tensor, torch.Tensor]:
     """x and xdot = J qdot for T frames: (T, k_q) each -> (T, n, 3) metres, (T, n, 3) m/s."""
-    if resolved_method(kmap, method) == "ad":
+    chosen = resolved_method(kmap, method)
+    if chosen == "analytic":
+        return kmap.analytic.positions_and_velocities(q_frames, qdot_frames)
+    if chosen == "ad":
         return vmap(lambda p, v: jvp(kmap.positions, (p,), (v,)))(q_frames, qdot_frames)
     h, _ = kmap.steps()
     speed = torch.linalg.vector_norm(qdot_frames, dim=1)

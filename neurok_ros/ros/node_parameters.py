@@ -1,11 +1,13 @@
-"""Parameters of neurok_node: descriptors (type, range, description) here, default VALUES in
-config/neurok.yaml (ROS 2 params-file format, section `neurok_node: ros__parameters:`), so the same
-file serves as defaults and as `--ros-args --params-file config/neurok.yaml`.
+"""Parameters of neurok_node: descriptors (type, range, description) here; default values in one
+place each. The simulation parameters (SIMULATION_PARAMETERS) take the names, units and defaults of
+config/simulation.yaml, the defaults of `neurok simulate` too; the node's own parameters (model,
+inputs, outputs) take theirs from config/neurok.yaml (ROS 2 params-file format, section
+`neurok_node: ros__parameters:`), which may also override simulation values. The same file serves
+as `--ros-args --params-file config/neurok.yaml`.
 
 Every parameter is re-read at the start of each prediction, so `ros2 param set` takes effect on the
-next action; the read-only ones (model, device) only at start. The simulation parameters have the
-names, units and values of config/simulation.yaml (a test checks that the two files agree); the
-simulation settings the node does not expose (rtol, atol, inertia_ratio, seed) come from there.
+next action; the read-only ones (model, device) only at start. The simulation settings the node does
+not expose (rtol, atol, inertia_ratio, seed) come from config/simulation.yaml.
 
 A params file's node key must match the node's fully qualified name: `neurok_node:` for the node at
 the root namespace, `/**/neurok_node:` or `/**:` for any namespace.
@@ -71,7 +73,13 @@ SPECS = (
     ParameterSpec("method", "string", "torchdiffeq method", constraints="rk4, dopri5, euler, midpoint, bosh3, "
                   "adaptive_heun, fehlberg2 or dopri8"),
     ParameterSpec("step_size", "double", "rk4 (fixed-step) step, s", 1.0e-6, 10.0),
-    ParameterSpec("derivatives", "string", "how the map is differentiated", constraints="auto, fd or ad"),
+    ParameterSpec("derivatives", "string", "how the decoder map is differentiated", constraints="auto, fd or ad"),
+    ParameterSpec("dynamics_map", "string", "what the solver differentiates: a polynomial fitted to the decoder "
+                  "(fast) or the decoder itself", constraints="polynomial or decoder"),
+    ParameterSpec("surrogate_degree", "integer", "degree of the polynomial map", 1, 8),
+    ParameterSpec("surrogate_radius", "double", "radius of the polynomial's first samples, latent units",
+                  1.0e-3, 1.0e3),
+    ParameterSpec("surrogate_refinements", "integer", "refits of the polynomial along the solved trajectory", 0, 10),
     ParameterSpec("output_points", "integer", "meshes with more vertices are driven by this many decoded samples",
                   4, 10_000_000),
     # inputs
@@ -88,9 +96,10 @@ SPECS = (
 SPEC_BY_NAME = {spec.name: spec for spec in SPECS}
 SIMULATION_PARAMETERS = ("duration", "fps", "gravity", "stiffness", "damping", "mass", "barrier", "contact_tolerance",
                          "drag_stiffness", "drag_damping", "simulation_points", "coordinates",
-                         "method", "step_size", "derivatives", "output_points")
+                         "method", "step_size", "derivatives", "dynamics_map", "surrogate_degree",
+                         "surrogate_radius", "surrogate_refinements", "output_points")
 _CHOICES = {"method": ("rk4", "dopri5", "euler", "midpoint", "bosh3", "adaptive_heun", "fehlberg2", "dopri8"),
-            "derivatives": ("auto", "fd", "ad")}
+            "derivatives": ("auto", "fd", "ad"), "dynamics_map": ("polynomial", "decoder")}
 
 
 @dataclass(frozen=True)
@@ -117,6 +126,10 @@ class NodeSettings:
     method: str
     step_size: float
     derivatives: str
+    dynamics_map: str
+    surrogate_degree: int
+    surrogate_radius: float
+    surrogate_refinements: int
     output_points: int
     max_vertices: int
     decimate: bool
@@ -134,15 +147,29 @@ class NodeSettings:
         return values
 
 
+def simulation_defaults() -> dict:
+    """{name: value} of the simulation parameters from config/simulation.yaml, as ROS values
+    (gravity a list, coordinates None -> 0)."""
+    from neurok_ros.simulation.settings import default_settings
+
+    settings = default_settings()
+    values = {name: getattr(settings, name) for name in SIMULATION_PARAMETERS}
+    values["gravity"] = [float(g) for g in values["gravity"]]
+    values["coordinates"] = values["coordinates"] or 0
+    return values
+
+
 def default_values(path=None) -> dict:
-    """{name: value} of the `neurok_node: ros__parameters:` section of config/neurok.yaml (or path);
-    NeurokInputError when a parameter is missing, unknown or invalid."""
+    """{name: value}: the simulation defaults of config/simulation.yaml, then the `neurok_node:
+    ros__parameters:` section of config/neurok.yaml (or path) on top; NeurokInputError when a
+    parameter is missing, unknown or invalid."""
     path = path or config_path(PARAMS_FILE)
     data = load_yaml(path)
     try:
-        values = dict(data[NODE_NAME]["ros__parameters"])
+        section = dict(data[NODE_NAME]["ros__parameters"])
     except (KeyError, TypeError):
         raise NeurokInputError(f"{path}: expected a '{NODE_NAME}: ros__parameters:' section") from None
+    values = {**simulation_defaults(), **section}
     if values.get("coordinates") is None and "coordinates" in values:
         values["coordinates"] = 0
     missing = sorted(set(SPEC_BY_NAME) - set(values))

@@ -60,10 +60,12 @@ class LearnedMap:
         """The mass-carrying points (the first ones); the massless extra points follow."""
         return len(self.samples.points)
 
-    def potentials(self, gravity, stiffness: float, barrier: float) -> Potentials:
+    def potentials(self, gravity, stiffness: float, barrier: float, rest_positions=None) -> Potentials:
         """Gravity (3,) m/s^2, elastic restoring toward x(q = 0) with k_s 1/s^2, and the prior barrier
-        1/2 k_p |z - mu|^2 with z = z_rest + A q (J per unit z^2)."""
-        return Potentials(gravity=gravity, stiffness=stiffness, rest_positions=self.rest_positions,
+        1/2 k_p |z - mu|^2 with z = z_rest + A q (J per unit z^2). rest_positions (n, 3): x(q = 0) of
+        the map the solver uses, when it is not the decoder (a surrogate's own rest pose)."""
+        rest = self.rest_positions if rest_positions is None else rest_positions
+        return Potentials(gravity=gravity, stiffness=stiffness, rest_positions=rest,
                           barrier=barrier, basis=self.basis, latent_offset=self.latent_offset)
 
     def instance_coordinates(self, q_sim: torch.Tensor) -> torch.Tensor:

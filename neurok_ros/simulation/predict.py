@@ -4,9 +4,10 @@
     prediction = predict_motion(instance, ContactConditions(positions, velocities), settings)
     prediction.vertices   # (T, n, 3) float32, the input mesh's frame, units and vertex order
 
-Pipeline (DESIGN §5): a KinematicMap of a few hundred surface points in metres (learned_map), the
+Pipeline (DESIGN §5): a KinematicMap of a few dozen surface points in metres (learned_map), by
+default replaced for the solver by a polynomial fitted to it (surrogate; dynamics_map), the
 Euler-Lagrange equations integrated in the latent coordinates (neurok_ros.dynamics), and the full
-mesh decoded at the output frames only, in batches (output_decoding). Conditions: contacts and push
+mesh decoded by the real decoder at the output frames only, in batches (output_decoding). Conditions: contacts and push
 points snap to the surface (rejected beyond the tolerance) and become massless simulation points;
 the contacts' initial velocities give qdot0 by least squares in the kinetic-energy metric; a drag
 path pulls them through a spring-damper; push forces act over time windows. q0 = 0 is the input
@@ -37,6 +38,7 @@ from neurok_ros.simulation.learned_map import LearnedMap, learned_kinematic_map
 from neurok_ros.simulation.output_decoding import decode_frames
 from neurok_ros.simulation.settings import SimulationSettings, default_settings
 from neurok_ros.simulation.snapping import nearest_sample_distance, snap_to_surface
+from neurok_ros.simulation.surrogate import fit_surrogate, frame_error, refine_surrogate
 
 
 @dataclass
@@ -172,13 +174,29 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
                                                 mass_matrix(jac, kmap.masses))
             qdot0 = velocity_fit.qdot0
 
-    system = LagrangianSystem(kmap, learned.potentials(settings.gravity, settings.stiffness, settings.barrier),
-                              damping=settings.damping, forces=forces)
     frames = settings.frame_times()
     nodes, interpolate = _solver_nodes(settings, frames)
-    trajectory = simulate(system, q0, qdot0, torch.as_tensor(nodes, dtype=dtype, device=device),
-                          method=settings.method, step_size=settings.step_size, rtol=settings.rtol,
-                          atol=settings.atol)
+    node_times = torch.as_tensor(nodes, dtype=dtype, device=device)
+
+    def solve(solver_map: KinematicMap, looser: float = 1.0) -> tuple:
+        with torch.no_grad():
+            rest = solver_map.positions(torch.zeros_like(q0))
+        potentials = learned.potentials(settings.gravity, settings.stiffness, settings.barrier, rest)
+        system = LagrangianSystem(solver_map, potentials, damping=settings.damping, forces=forces)
+        return system, simulate(system, q0, qdot0, node_times, method=settings.method, step_size=settings.step_size,
+                                rtol=settings.rtol * looser, atol=settings.atol * looser)
+
+    surrogate = None
+    if settings.dynamics_map == "polynomial":
+        surrogate = fit_surrogate(kmap, settings.surrogate_degree, settings.surrogate_radius, settings.seed)
+        rounds = settings.surrogate_refinements
+        # the solves that only show the refits where to sample run at 10x the tolerances
+        system, trajectory = solve(surrogate.kmap, 10.0 if rounds else 1.0)
+        for round_ in range(rounds):
+            surrogate = refine_surrogate(kmap, surrogate, trajectory.q, seed=settings.seed + 1 + round_)
+            system, trajectory = solve(surrogate.kmap, 10.0 if round_ + 1 < rounds else 1.0)
+    else:
+        system, trajectory = solve(kmap)
     if not (torch.isfinite(trajectory.q).all() and torch.isfinite(trajectory.qdot).all()):
         bad = int((~torch.isfinite(trajectory.q).all(1)).nonzero()[0])
         raise NeurokInputError(f"the simulation diverged (non-finite state at t = {nodes[bad]:.3f} s); "
@@ -187,7 +205,7 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
         if interpolate:
             q_f, qdot_f = interpolate_states(trajectory.times, trajectory.q, trajectory.qdot,
                                              torch.as_tensor(frames, dtype=dtype, device=device))
-            x_f, xdot_f = positions_and_velocities(kmap, q_f, qdot_f)
+            x_f, xdot_f = positions_and_velocities(system.kmap, q_f, qdot_f)
             kinetic = 0.5 * torch.einsum("n,tnd,tnd->t", kmap.masses, xdot_f, xdot_f)
             potential = potential_energy(system.potentials, x_f, q_f, kmap.masses)
             node_t = trajectory.times.cpu().numpy()
@@ -199,6 +217,11 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
             work, dissipated = trajectory.work.cpu().numpy(), trajectory.dissipated.cpu().numpy()
     energy = torch.stack([kinetic, potential, kinetic + potential], dim=1).cpu().numpy()
     residual = _contact_velocity_residual(kmap, contacts, conditions, q0, qdot0)
+    surrogate_report = None
+    if surrogate is not None:
+        surrogate_report = {"degree": surrogate.pmap.degree, "samples": int(len(surrogate.q)),
+                            "fit_rms_m": surrogate.pmap.fit_rms, "fit_seconds": round(surrogate.seconds, 4),
+                            "frame_error": frame_error(kmap, surrogate.pmap, q_f, learned.num_samples)}
     simulated = time.perf_counter()
 
     q_instance = learned.instance_coordinates(q_f)
@@ -206,7 +229,7 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
                                    settings.seed)
     decoded = time.perf_counter()
     summary = _summary(instance, learned, settings, trajectory, energy, residual, velocity_fit, bindings, derivatives,
-                       mode, interpolate, q_f, x_f, {"encode": instance.seconds, "simulate": simulated - started,
+                       mode, interpolate, q_f, x_f, surrogate_report, {"encode": instance.seconds, "simulate": simulated - started,
                                                      "decode": decoded - simulated})
     return Prediction(vertices=vertices, faces=np.asarray(instance.faces), times=frames,
                       q=q_instance.cpu().numpy(), energy=energy, work=np.asarray(work),
@@ -230,7 +253,7 @@ def _contact_velocity_residual(kmap, contacts, conditions, q0, qdot0) -> Optiona
 
 
 def _summary(instance, learned, settings, trajectory, energy, residual, velocity_fit, bindings, derivatives, mode,
-             interpolate, q_f, x_f, seconds) -> dict:
+             interpolate, q_f, x_f, surrogate, seconds) -> dict:
     seconds = {k: round(float(v), 4) for k, v in seconds.items()}
     seconds["total"] = round(sum(seconds.values()), 4)
     samples = learned.num_samples
@@ -255,7 +278,9 @@ def _summary(instance, learned, settings, trajectory, energy, residual, velocity
         "k_q": instance.k_q,
         "simulated_coordinates": learned.num_coords,
         "simulation_points": samples,
-        "derivatives": derivatives,
+        "dynamics_map": settings.dynamics_map,
+        "derivatives": "analytic" if surrogate is not None else derivatives,
+        "surrogate": surrogate,
         "derivative_timings_s": {k: round(float(v), 4) for k, v in learned.kmap.timings.items()},
         "method": settings.method,
         "step_size_s": settings.step_size,

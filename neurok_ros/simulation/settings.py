@@ -17,6 +17,7 @@ from neurok_ros.errors import ActionError, NeurokInputError
 
 METHODS = ("rk4", "dopri5", "euler", "midpoint", "bosh3", "adaptive_heun", "fehlberg2", "dopri8")
 DERIVATIVES = ("auto", "fd", "ad")
+DYNAMICS_MAPS = ("polynomial", "decoder")
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,9 @@ class SimulationSettings:
     barrier k_p J per unit z^2; contact_tolerance (fraction of the bounding-box diagonal);
     drag_stiffness N/m; drag_damping N s/m;
     simulation_points; coordinates (max simulated directions); inertia_ratio; method (torchdiffeq);
-    step_size s; rtol / atol (adaptive methods); derivatives "auto" | "fd" | "ad"; output_points;
+    step_size s; rtol / atol (adaptive methods); derivatives "auto" | "fd" | "ad"; dynamics_map
+    "polynomial" | "decoder" (what the solver differentiates: simulation/surrogate.py);
+    surrogate_degree, surrogate_radius (latent units), surrogate_refinements; output_points;
     seed; pushes: PushSpec tuple."""
 
     duration: float
@@ -67,6 +70,10 @@ class SimulationSettings:
     rtol: float
     atol: float
     derivatives: str
+    dynamics_map: str
+    surrogate_degree: int
+    surrogate_radius: float
+    surrogate_refinements: int
     output_points: int
     seed: int
     pushes: tuple = ()
@@ -94,7 +101,8 @@ class SimulationSettings:
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
                 raise NeurokInputError(f"{name} must be a non-negative number, got {value!r}")
 
-        for name in ("duration", "fps", "mass", "contact_tolerance", "step_size", "rtol", "atol"):
+        for name in ("duration", "fps", "mass", "contact_tolerance", "step_size", "rtol", "atol",
+                     "surrogate_radius"):
             positive(name)
         for name in ("stiffness", "damping", "barrier", "drag_stiffness", "drag_damping", "inertia_ratio"):
             non_negative(name)
@@ -112,6 +120,13 @@ class SimulationSettings:
             raise NeurokInputError(f"method must be one of {METHODS}, got {self.method!r}")
         if self.derivatives not in DERIVATIVES:
             raise NeurokInputError(f"derivatives must be one of {DERIVATIVES}, got {self.derivatives!r}")
+        if self.dynamics_map not in DYNAMICS_MAPS:
+            raise NeurokInputError(f"dynamics_map must be one of {DYNAMICS_MAPS}, got {self.dynamics_map!r}")
+        if not 1 <= self.surrogate_degree <= 8:
+            raise NeurokInputError(f"surrogate_degree must be between 1 and 8, got {self.surrogate_degree}")
+        if not 0 <= self.surrogate_refinements <= 10:
+            raise NeurokInputError(f"surrogate_refinements must be between 0 and 10, got "
+                                   f"{self.surrogate_refinements}")
         for push in self.pushes:
             push.validate()
         return self
@@ -124,13 +139,13 @@ def _coerce(data: dict) -> dict:
     out = dict(data)
     if "gravity" in out:
         out["gravity"] = tuple(float(g) for g in out["gravity"])
-    for name in ("simulation_points", "output_points", "seed"):
+    for name in ("simulation_points", "output_points", "seed", "surrogate_degree", "surrogate_refinements"):
         if name in out:
             out[name] = int(out[name])
     if out.get("coordinates") is not None:
         out["coordinates"] = int(out["coordinates"])
     for name in ("duration", "fps", "stiffness", "damping", "mass", "barrier", "contact_tolerance",
-                 "drag_stiffness", "drag_damping", "inertia_ratio", "step_size", "rtol", "atol"):
+                 "drag_stiffness", "drag_damping", "inertia_ratio", "step_size", "rtol", "atol", "surrogate_radius"):
         if name in out:
             out[name] = float(out[name])
     if "pushes" in out:

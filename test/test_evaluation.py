@@ -148,7 +148,7 @@ def test_neurok_eval_end_to_end_on_a_tiny_dataset(tiny_dataset, tmp_path):
     assert (identity["pose_a"], identity["pose_b"]) == (pair.pose_a, pair.pose_b) and pair.pose_a != pair.pose_b
     # every row ran (no_augment has no checkpoint: skipped with a note), with finite numbers
     methods = sorted({r["method"] for r in data["records"]})
-    assert methods == ["displacement", "identity", "neurok", "no_subspace", "pca"]
+    assert methods == ["displacement", "identity", "neurok", "no_subspace", "pca", "unanchored"]
     assert all(r["error"] is None and np.isfinite(r["chamfer_l1"]) for r in data["records"])
     assert next(r for r in data["records"] if r["method"] == "no_subspace")["k_q"] == 16  # tiny: K 4 x F 4
     for needle in ("| NeuROK |", "| Ablation: no active subspace", "| Ablation: displacement output",

@@ -609,6 +609,8 @@ def test_serve_in_another_process_answers_the_client(ros_context):
             np.testing.assert_allclose(reply.vertices, V, atol=1e-6)  # the columns' mesh: the input
             np.testing.assert_array_equal(reply.faces, F)
             assert float(reply.diagnostics["simulate_s"]) > 0 and reply.latency_s > 0
+            assert reply.energy.shape == (3, 3) and reply.energy[0, 0] > 0  # the push: kinetic at t = 0
+            np.testing.assert_allclose(reply.energy[:, 2], reply.energy[:, 0] + reply.energy[:, 1], rtol=1e-5)
             with pytest.raises(NeurokInputError, match="tolerance"):
                 client.request([contact + [0, 0, 1.0]], [[0.0, 0.0, -1.0]])
     finally:

@@ -55,19 +55,18 @@ def test_map_points_at_rest_are_the_decoded_input_pose_in_metres(laptop):
     q0 = torch.zeros(kmap.num_coords, dtype=torch.float64)
     x0 = kmap.positions(q0)
     assert x0.shape == (49, 3) and x0.dtype == torch.float64
-    # the decoder at the same points, mapped back to the mesh frame by hand
-    samples = learned.samples.points
-    normalised = torch.as_tensor((np.concatenate([samples, [LID_TOP]]) - instance.transform.centre)
-                                 * instance.transform.scale, dtype=torch.float32)
-    with torch.no_grad():
-        decoded = instance.model.decode_positions(instance.rest_latent[None], instance.model.prepare_queries(normalised),
-                                                  instance.shape_tokens)[0].double()
-    expected = decoded.numpy() / instance.transform.scale + instance.transform.centre
-    np.testing.assert_allclose(x0.detach().numpy(), expected, atol=1e-6)
+    # rest-anchored: q = 0 is the input surface itself (samples and the contact point), in metres
+    points = np.concatenate([learned.samples.points, [LID_TOP]])
+    np.testing.assert_allclose(x0.detach().numpy(), points, atol=1e-5)
     torch.testing.assert_close(learned.rest_positions, x0.detach())
-    # metres: the decoded pose is the input surface up to the model's reproduction error (~1% of 0.54 m)
+    # while the raw decoder at z_rest reproduces them up to its error (~1% of the 0.54 m diagonal)
+    normalised = torch.as_tensor(instance.transform.apply(points), dtype=torch.float32)
+    with torch.no_grad():
+        raw = instance.model.decode_positions(instance.rest_latent[None], instance.model.prepare_queries(normalised),
+                                              instance.shape_tokens)[0].double().numpy()
+    raw_error = np.abs(instance.transform.invert(raw) - points).max()
     diagonal = np.linalg.norm(V.max(0) - V.min(0))
-    assert np.abs(x0[:48].detach().numpy() - samples).max() < 0.03 * diagonal
+    assert 1e-4 < raw_error < 0.03 * diagonal
     assert float(kmap.masses.sum()) == pytest.approx(2.0) and float(kmap.masses[48]) == 0.0
     assert torch.allclose(kmap.masses[:48], torch.full((48,), 2.0 / 48, dtype=torch.float64))
     # the simulated directions: orthonormal in the latent space, largest inertia first
@@ -150,7 +149,7 @@ def test_far_push_point_is_rejected(laptop):
 
 def test_polynomial_surrogate_tracks_the_decoder(laptop):
     """A push on the lid, 0.3 s: the solver on the fitted polynomial and on the decoder itself give
-    the same motion to within 5% of the largest displacement (measured: 1.3 mm of 37 mm), and the
+    the same motion to within 5% of the largest displacement (measured: 0.7 mm of 36 mm), and the
     surrogate reports its own accuracy along the way."""
     _, _, instance = laptop
     conditions = ContactConditions([LID_TOP], [[0.0, -0.3, 0.0]])
@@ -159,8 +158,8 @@ def test_polynomial_surrogate_tracks_the_decoder(laptop):
     decoder = predict_motion(instance, conditions, _fast(dynamics_map="decoder", **common))
     report = polynomial.summary["surrogate"]
     assert polynomial.summary["derivatives"] == "analytic" and decoder.summary["surrogate"] is None
-    assert report["degree"] == 5 and report["samples"] > 126 and report["frame_error"]["max_m"] < 1e-3
     moved = np.linalg.norm(decoder.points - decoder.points[0], axis=-1).max()
+    assert report["degree"] == 5 and report["samples"] > 126 and report["frame_error"]["max_m"] < 0.05 * moved
     difference = np.linalg.norm(polynomial.points - decoder.points, axis=-1).max()
     assert moved > 0.01 and difference < 0.05 * moved, (moved, difference)
     assert polynomial.summary["contact_velocity_residual"] < 0.05

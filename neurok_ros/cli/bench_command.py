@@ -1,7 +1,7 @@
 """`neurok bench`: run the benchmarks and write docs/benchmarks.md."""
 from __future__ import annotations
 
-GROUPS = ("geometry", "ros", "data", "dynamics", "node")
+GROUPS = ("geometry", "ros", "data", "dynamics", "simulate", "node")
 
 
 def register(subparsers) -> None:
@@ -34,6 +34,10 @@ def run(args) -> int:
         from neurok_ros.benchmarks.dynamics_benchmarks import benchmark_dynamics
         return benchmark_dynamics()
 
+    def simulate():
+        from neurok_ros.benchmarks.simulation_benchmarks import benchmark_simulation
+        return benchmark_simulation()
+
     def node():
         from neurok_ros.ros.node_benchmarks import benchmark_node
         return benchmark_node()
@@ -41,6 +45,7 @@ def run(args) -> int:
     runners = {"geometry": ("Geometry core", geometry), "ros": ("ROS message conversions", ros),
                "data": ("Dataset generation (one core per instance)", data),
                "dynamics": ("Latent dynamics: curvature term, forward AD vs Christoffel symbols", dynamics),
+               "simulate": ("neurok simulate: 10k-vertex mesh, 2 s at 30 fps", simulate),
                "node": ("neurok_node: start, first mesh, action-to-trajectory latency", node)}
     groups, notes = {}, {}
     with CpuShare() as share:

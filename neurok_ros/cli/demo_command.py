@@ -8,12 +8,12 @@ It runs every stage on real data and says what each one did:
    decoder) and checked against an independently solved physical pendulum;
 4. ROS 2: the laptop mesh (as a Marker) and the simulated motion (as an organised PointCloud2) go
    through real rclpy topics and must arrive unchanged;
-5. outputs: what arrived is written as trajectory.npz and trajectory.gif, next to a GIF of the
-   dataset's own laptop motion;
+5. outputs: what arrived is written as hinge_reference.npz and hinge_reference.gif, next to a GIF
+   of the dataset's own laptop motion;
 6. NeuROK through the node: neurok_node starts in this process (shipped model, config/neurok.yaml),
    the bundled example laptop and a push on its lid go in through ~/mesh and ~/action, and the
-   predicted trajectory comes back on ~/trajectory: prediction.npz and prediction.gif, with the
-   action-to-trajectory latency.
+   predicted trajectory comes back on ~/trajectory (its energy per frame on /diagnostics):
+   trajectory.npz, trajectory.gif and energy.png, with the action-to-trajectory latency.
 """
 from __future__ import annotations
 
@@ -84,10 +84,11 @@ def _simulate_lid_fall(laptop) -> dict:
 
 def _predict_through_node(mesh_path: str, vertices, out: Path) -> dict:
     """Push the lid's top edge (the highest vertex) horizontally toward the base's centre through a
-    neurok_node running in this process; writes prediction.npz and prediction.gif."""
+    neurok_node running in this process; writes trajectory.npz, trajectory.gif and energy.png."""
     import numpy as np
 
     from neurok_ros.ros.node_in_process import request_trajectory
+    from neurok_ros.visualisation.energy_plot import plot_energy
     from neurok_ros.visualisation.mesh_animation import render_gif
 
     contact = vertices[np.argmax(vertices[:, 2])]
@@ -98,11 +99,18 @@ def _predict_through_node(mesh_path: str, vertices, out: Path) -> dict:
     velocity = speed * direction / (np.linalg.norm(direction) + 1e-12)
     reply, mesh_state = request_trajectory(mesh_path, contact[None], velocity[None], spawn_node=True,
                                            timeout=600.0)
-    reply.save(out / "prediction.npz", contacts=contact[None], velocities=velocity[None])
+    reply.save(out / "trajectory.npz", contacts=contact[None], velocities=velocity[None])
     faces = reply.faces
-    render_gif(reply.frames, faces, out / "prediction.gif", fps=15, times=reply.times)
+    render_gif(reply.frames, faces, out / "trajectory.gif", fps=15, times=reply.times)
+    if reply.energy is None:
+        raise RuntimeError("the node's diagnostics carried no energy for the trajectory")
+    plot_energy(reply.times, reply.energy, out / "energy.png",
+                title=f"NeuROK push on the example laptop's lid ({speed:.1f} m/s)")
     motion = np.linalg.norm(reply.frames - reply.frames[:1], axis=2).max()
-    return {"contact": contact, "speed": speed, "frames": int(reply.frames.shape[0]),
+    kinetic, potential, total = reply.energy.T
+    exchanged = max(float(np.abs(kinetic).max()), float(np.abs(potential - potential[0]).max()), 1e-12)
+    drift = float(np.abs(total - total[0]).max()) / exchanged  # as docs/physics.md measures it
+    return {"contact": contact, "speed": speed, "frames": int(reply.frames.shape[0]), "energy_drift": drift,
             "vertices": int(reply.frames.shape[1]), "latency_s": float(reply.latency_s),
             "encode_s": float(mesh_state.get("mesh_encode_s", "nan")), "max_motion_m": float(motion)}
 
@@ -175,14 +183,14 @@ def run(args) -> int:
           f"through real rclpy publishers and subscribers in {received['seconds']:.2f} s")
 
     start = time.perf_counter()
-    np.savez_compressed(out / "trajectory.npz", vertices=received["frames"], faces=received["faces"],
+    np.savez_compressed(out / "hinge_reference.npz", vertices=received["frames"], faces=received["faces"],
                         times=received["times"], q=sim["q"], joint_angle=sim["angles"], energy=sim["energy"],
                         source=np.array("latent dynamics on the hinge's closed-form map (no learned model)"))
-    render_gif(received["frames"], received["faces"], out / "trajectory.gif", fps=15, times=received["times"])
+    render_gif(received["frames"], received["faces"], out / "hinge_reference.gif", fps=15, times=received["times"])
     metrics = mesh_metrics((sim["frames"][0], laptop.faces), (sim["frames"][-1], laptop.faces),
                            num_samples=20_000)
     _step(log, "outputs", start,
-          f"trajectory.npz (vertices, faces, times, q, joint_angle, energy), trajectory.gif; "
+          f"hinge_reference.npz (vertices, faces, times, q, joint_angle, energy), hinge_reference.gif; "
           f"released vs closed lid: Chamfer-L1 {metrics['chamfer_l1']:.4f}, IoU {metrics['iou']:.3f} (20k samples)")
 
     start = time.perf_counter()
@@ -192,7 +200,9 @@ def run(args) -> int:
           f"{np.round(prediction['contact'], 3).tolist()}: {prediction['frames']} frames x "
           f"{prediction['vertices']} vertices back on ~/trajectory; action-to-trajectory "
           f"{prediction['latency_s']:.1f} s (mesh encoding {prediction['encode_s']:.2f} s); largest vertex "
-          f"motion {prediction['max_motion_m'] * 100:.1f} cm; prediction.npz, prediction.gif")
+          f"motion {prediction['max_motion_m'] * 100:.1f} cm; T + V constant to "
+          f"{prediction['energy_drift'] * 100:.2f}% of the energy exchanged (no damping, no forces after t = 0); "
+          f"trajectory.npz, trajectory.gif, energy.png")
 
     total = time.perf_counter() - total_start
     (out / "summary.json").write_text(json.dumps(
@@ -203,9 +213,9 @@ def run(args) -> int:
     print(f"\nDone in {total:.1f} s. Ran: geometry, 4D data generation, latent Euler-Lagrange dynamics "
           "(on an analytic hinge map), ROS 2 topic loopback, outputs, and a NeuROK prediction through "
           "neurok_node's topics.")
-    print("trajectory.npz is a physics solve on a laptop's known hinge; prediction.npz is the learned "
-          "model's prediction for the example laptop (see docs/model.md and docs/physics.md for how far "
-          "the learned motion is from physical yet).")
-    print(f"Outputs in {out}/: dataset/, dataset_sheet.png, dataset_laptop.gif, trajectory.npz, "
-          "trajectory.gif, prediction.npz, prediction.gif, summary.json")
+    print("trajectory.npz is the learned model's prediction for the example laptop, through the node (see "
+          "docs/model.md and docs/physics.md for how far the learned motion is from physical yet); "
+          "hinge_reference.npz is a physics solve on a laptop's known hinge.")
+    print(f"Outputs in {out}/: dataset/, dataset_sheet.png, dataset_laptop.gif, hinge_reference.npz, "
+          "hinge_reference.gif, trajectory.npz, trajectory.gif, energy.png, summary.json")
     return 0

@@ -39,6 +39,7 @@ DEFAULT_PCA_CACHE = Path(tempfile.gettempdir()) / "neurok_eval_cache"
 # (key, table label, short name for the per-category table)
 ROWS = (("neurok", "NeuROK", "NeuROK"),
         ("no_subspace", "Ablation: no active subspace (k_q = k)", None),
+        ("unanchored", "Ablation: no rest anchoring (raw decoder output)", None),
         ("displacement", ABLATIONS["displacement"], None),
         ("no_augment", ABLATIONS["no_augment"], None),
         ("identity", "Baseline: identity (no deformation)", "identity"),
@@ -105,12 +106,15 @@ def build_methods(config: EvalConfig, train_files: list[str]) -> tuple[list[Meth
     checkpoints, notes = [], []
     path = Path(config.checkpoint) if config.checkpoint else DEFAULT_CHECKPOINT
     model, payload = load_default_model(path, device=config.device)
-    checkpoints.append(checkpoint_facts("NeuROK, no-active-subspace ablation", path, payload))
+    checkpoints.append(checkpoint_facts("NeuROK, no-active-subspace and no-rest-anchoring ablations", path, payload))
     methods.append(NeuROKMethod("neurok", labels["neurok"], "default checkpoint, active subspace, fit_pose",
                                 model, encoding, ik))
     methods.append(NeuROKMethod("no_subspace", labels["no_subspace"],
                                 "default checkpoint, EncodingConfig(reduce=False), fit_pose",
                                 model, replace(encoding, reduce=False), ik))
+    methods.append(NeuROKMethod("unanchored", labels["unanchored"],
+                                "default checkpoint, EncodingConfig(anchor_rest=False), fit_pose",
+                                model, replace(encoding, anchor_rest=False), ik))
     expected_output = {"displacement": "displacement", "no_augment": None}
     for key in ABLATIONS:
         if key not in config.ablations:

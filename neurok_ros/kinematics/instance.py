@@ -7,6 +7,12 @@ Generalised coordinates: z = z_rest + A q, where z_rest is the posterior mean of
 (so q = 0 is the input pose itself, the natural initial state of a simulation) and A (k, k_q) is
 the active subspace of the prior N(mu, I) (DESIGN §4).
 
+Rest anchoring (EncodingConfig.anchor_rest, on by default): the decoder reproduces the input pose
+at z_rest only approximately (about 1-2% of the object's size). Each point's deformation is
+therefore taken relative to its decoded rest transform, T(z) o T(z_rest)^-1 (dual quaternions; for
+a displacement model d(z) - d(z_rest)), so decode(q = 0) is the input mesh exactly and every other
+pose keeps the input's detail instead of the decoder's reconstruction error.
+
 Everything inside works in the mesh's normalised frame (bounding-box centre at 0, longest side 1);
 decode maps back. The decoder's query points are independent of each other, so the mesh vertices
 themselves are decoded (no vertex driving needed for the output).
@@ -20,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from neurok_ros.geometry import dual_quaternion as dq
 from neurok_ros.geometry.mesh_cleaning import validate_mesh_arrays
 from neurok_ros.geometry.normalisation import NormalisingTransform
 from neurok_ros.geometry.surface_sampling import SurfaceSamples, sample_surface
@@ -35,7 +42,8 @@ DECODE_CHUNK = 16384  # query points per decoder call when decoding a whole mesh
 class EncodingConfig:
     """input_points: surface samples E_cond sees; subspace_points: query samples of G(z);
     subspace_samples: z samples for C; explained_variance / max_coords: choice of k_q;
-    reduce: False keeps the whole latent space (A = I, k_q = k; the "no active subspace" ablation)."""
+    reduce: False keeps the whole latent space (A = I, k_q = k; the "no active subspace" ablation);
+    anchor_rest: deformations relative to the decoded rest pose (module docstring)."""
 
     input_points: int = 1024
     subspace_points: int = 512
@@ -43,7 +51,34 @@ class EncodingConfig:
     explained_variance: float = 0.99
     max_coords: int = 16
     reduce: bool = True
+    anchor_rest: bool = True
     seed: int = 0
+
+
+@dataclass
+class Queries:
+    """Decoder queries at normalised points: cache (the model's QueryCache); rest: per point, the
+    inverse of the rest-latent dual quaternion (1, N, 8), or the rest displacement (1, N, 3) for a
+    displacement model; None when not rest-anchored."""
+
+    cache: QueryCache
+    rest: torch.Tensor | None
+
+    @property
+    def points(self) -> torch.Tensor:
+        """(1, N, 3) normalised frame."""
+        return self.cache.points
+
+
+@torch.no_grad()
+def prepare_queries(model: NeuROKModel, points: torch.Tensor, shape_tokens: torch.Tensor,
+                    rest_latent: torch.Tensor | None) -> Queries:
+    """Queries for normalised points (N, 3); rest-anchored at rest_latent (k,) unless it is None."""
+    cache = model.prepare_queries(points)
+    if rest_latent is None:
+        return Queries(cache, None)
+    rest = model.decode(rest_latent.reshape(1, -1), shape_context=shape_tokens, query_cache=cache)
+    return Queries(cache, dq.inverse(rest) if model.output == "dual_quaternion" else rest)
 
 
 @dataclass
@@ -51,7 +86,8 @@ class NeuROKInstance:
     """vertices (n, 3) float64 and faces (m, 3) int64: the input mesh, its own frame and units;
     transform: input frame -> normalised frame; prior_mean (k,); shape_tokens (1, K, W);
     rest_latent (k,): E_vae's mean for "no deformation", the z that decodes to the input pose itself;
-    subspace: A (k, k_q); vertex_queries: decoder cache at the normalised vertices."""
+    subspace: A (k, k_q); vertex_queries: decoder queries at the normalised vertices; anchored:
+    whether deformations are relative to the decoded rest pose."""
 
     model: NeuROKModel
     vertices: np.ndarray
@@ -61,8 +97,9 @@ class NeuROKInstance:
     shape_tokens: torch.Tensor
     rest_latent: torch.Tensor
     subspace: Subspace
-    vertex_queries: list[QueryCache]
+    vertex_queries: list[Queries]
     seconds: float
+    anchored: bool = True
 
     @property
     def k(self) -> int:
@@ -96,14 +133,24 @@ class NeuROKInstance:
         points = torch.as_tensor(self.transform.apply(samples.points), dtype=self.prior_mean.dtype)
         return samples, points.to(self.device)
 
-    def query_cache(self, points: torch.Tensor) -> QueryCache:
-        """Decoder cache for normalised points (N, 3); reuse it across decodes."""
-        return self.model.prepare_queries(points)
+    def query_cache(self, points: torch.Tensor) -> Queries:
+        """Decoder queries for normalised points (N, 3); reuse them across decodes."""
+        return prepare_queries(self.model, points, self.shape_tokens, self.rest_latent if self.anchored else None)
 
-    def positions(self, z: torch.Tensor, cache: QueryCache) -> torch.Tensor:
-        """Deformed normalised positions (B, N, 3) of the cached points for latents z (B, k);
+    def deformations(self, z: torch.Tensor, queries: Queries) -> torch.Tensor:
+        """Per-point deformation (B, N, 8) unit dual quaternions or (B, N, 3) displacements of the
+        queried points for latents z (B, k), relative to the rest pose when anchored."""
+        prediction = self.model.decode(z, shape_context=self.shape_tokens, query_cache=queries.cache)
+        if queries.rest is None:
+            return prediction
+        if self.model.output == "dual_quaternion":
+            return dq.compose(prediction, queries.rest)
+        return prediction - queries.rest
+
+    def positions(self, z: torch.Tensor, queries: Queries) -> torch.Tensor:
+        """Deformed normalised positions (B, N, 3) of the queried points for latents z (B, k);
         differentiable in z."""
-        return self.model.decode_positions(z, cache, self.shape_tokens)
+        return apply_deformation(self.deformations(z, queries), queries.points, self.model.output)
 
     @torch.no_grad()
     def decode(self, q=None, z=None) -> np.ndarray:
@@ -135,7 +182,8 @@ def encode_mesh(model: NeuROKModel, vertices, faces, config: EncodingConfig = En
         prior_mean, shape_tokens = model.encode_prior(inputs)
         rest_latent, _ = model.encode_posterior(inputs, no_deformation(inputs, model.output))
         normalised = torch.as_tensor(transform.apply(V), dtype=torch.float32, device=device)
-        vertex_queries = [model.prepare_queries(normalised[i:i + DECODE_CHUNK])
+        anchor = rest_latent.reshape(-1) if config.anchor_rest else None
+        vertex_queries = [prepare_queries(model, normalised[i:i + DECODE_CHUNK], shape_tokens, anchor)
                           for i in range(0, len(normalised), DECODE_CHUNK)]
     mean = prior_mean.reshape(-1)
     if config.reduce:
@@ -155,7 +203,8 @@ def encode_mesh(model: NeuROKModel, vertices, faces, config: EncodingConfig = En
         identity = torch.eye(mean.numel(), dtype=mean.dtype, device=device)
         subspace = Subspace(identity, torch.ones(mean.numel(), dtype=mean.dtype), 1.0)
     return NeuROKInstance(model, V, F, transform, mean.detach(), shape_tokens.detach(),
-                          rest_latent.reshape(-1), subspace, vertex_queries, time.perf_counter() - started)
+                          rest_latent.reshape(-1), subspace, vertex_queries, time.perf_counter() - started,
+                          config.anchor_rest)
 
 
 def no_deformation(points: torch.Tensor, output: str) -> torch.Tensor:

@@ -33,7 +33,7 @@ from visualization_msgs.msg import Marker
 from neurok_ros.dynamics.contact_conditions import ContactConditions
 from neurok_ros.errors import NeurokInputError
 from neurok_ros.ros.contact_action import conditions_to_trajectory
-from neurok_ros.ros.diagnostics import find_status, stamp_text, status_values
+from neurok_ros.ros.diagnostics import find_status, parse_energy_text, stamp_text, status_values
 from neurok_ros.ros.mesh_marker import file_to_marker, marker_to_mesh, mesh_to_marker
 from neurok_ros.ros.qos import ACTION_QOS, DIAGNOSTICS_QOS, MESH_QOS, TRAJECTORY_MESH_QOS, TRAJECTORY_QOS
 from neurok_ros.ros.trajectory_cloud import cloud_to_frames
@@ -45,7 +45,9 @@ _client_ids = itertools.count()
 class TrajectoryReply:
     """frames (T, N, 3) float32 metres and times (T,) float32 s, mesh frame; vertices (N, 3) and
     faces (M, 3): the mesh whose vertices the columns are (the input, or its decimation);
-    latency_s: action sent -> trajectory received; diagnostics: the node's state values then."""
+    latency_s: action sent -> trajectory received; diagnostics: the node's state values then;
+    energy (T, 3) joules (kinetic, potential, total per frame, from the diagnostics' last_energy_j)
+    or None when the node did not report it."""
 
     frames: np.ndarray
     times: np.ndarray
@@ -56,8 +58,16 @@ class TrajectoryReply:
     latency_s: float
     diagnostics: dict = field(default_factory=dict)
 
+    @property
+    def energy(self) -> Optional[np.ndarray]:
+        energy = parse_energy_text(self.diagnostics.get("last_energy_j", ""))
+        return energy if energy is not None and len(energy) == len(self.times) else None
+
     def save(self, path, **extra) -> None:
-        """Write an .npz: frames, times, vertices, faces, frame_id, stamp, latency_s and extra arrays."""
+        """Write an .npz: frames, times, vertices, faces, frame_id, stamp, latency_s, energy (when
+        known) and extra arrays."""
+        if self.energy is not None:
+            extra = {"energy": self.energy, **extra}
         np.savez_compressed(path, frames=self.frames, times=self.times,
                             vertices=self.vertices if self.vertices is not None else np.zeros((0, 3)),
                             faces=self.faces if self.faces is not None else np.zeros((0, 3), np.int64),

@@ -35,6 +35,24 @@ def _text(value) -> str:
     return str(value)
 
 
+def energy_text(energy) -> str:
+    """(T, 3) joules (kinetic, potential, total) -> "T0,V0,E0;T1,V1,E1;..." (6 significant digits),
+    the form of the `last_energy_j` diagnostic value."""
+    return ";".join(",".join(f"{float(v):.6g}" for v in row) for row in energy)
+
+
+def parse_energy_text(text: str):
+    """Inverse of energy_text: (T, 3) float64, or None for an empty or malformed value."""
+    import numpy as np
+
+    try:
+        rows = [[float(v) for v in row.split(",")] for row in text.split(";") if row]
+        energy = np.asarray(rows, dtype=np.float64)
+    except ValueError:
+        return None
+    return energy if energy.ndim == 2 and energy.shape[1] == 3 and len(energy) else None
+
+
 class NodeStatus:
     """Thread-safe status of the node (the worker and the callbacks both update it)."""
 

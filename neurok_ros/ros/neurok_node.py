@@ -29,7 +29,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 from neurok_ros.dynamics.contact_conditions import ContactConditions
 from neurok_ros.errors import MeshError, NeurokInputError
 from neurok_ros.ros.contact_action import trajectory_to_conditions
-from neurok_ros.ros.diagnostics import NodeStatus, stamp_text
+from neurok_ros.ros.diagnostics import NodeStatus, energy_text, stamp_text
 from neurok_ros.ros.mesh_marker import marker_to_mesh, mesh_to_marker
 from neurok_ros.ros.node_parameters import NODE_NAME, declare_parameters, read_settings
 from neurok_ros.ros.playback_markers import MarkerPlayback, contact_markers
@@ -349,7 +349,8 @@ class NeurokNode(Node):
             encoding_from_cache=not fresh, encode_s=mesh.encode_s if fresh else 0.0,
             simulate_s=simulate_s, publish_s=publish_s, latency_s=time.perf_counter() - job.received,
             **{f"sim_{k}": v for k, v in result.timings.items()},
-            **{f"sim_{k}": v for k, v in result.summary.items() if isinstance(v, (int, float, str, bool))})
+            **{f"sim_{k}": v for k, v in result.summary.items() if isinstance(v, (int, float, str, bool))},
+            last_energy_j="" if result.energy is None else energy_text(result.energy))
         self.status.set_state("ready")
 
 

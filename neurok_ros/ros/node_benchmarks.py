@@ -1,6 +1,6 @@
 """neurok_node end to end: start to ready, first mesh (encoding), and action-to-trajectory latency
-with a cached encoding, for the example laptop subdivided to at least 10k vertices (30,092) and 61
-frames; the process's peak memory."""
+with a cached encoding, for the example laptop remeshed to about 10k vertices (subdivided, then
+quadric-decimated) and 61 frames; the process's peak memory."""
 from __future__ import annotations
 
 import resource
@@ -11,21 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
+from neurok_ros.benchmarks.example_meshes import ten_thousand_vertex_laptop
 from neurok_ros.benchmarks.timing import Measurement
-
-
-def ten_thousand_vertex_laptop(path: Path, at_least: int = 10_000) -> tuple[np.ndarray, np.ndarray]:
-    """The bundled example laptop, subdivided until it has at least `at_least` vertices; saved to path."""
-    import trimesh
-
-    from neurok_ros.geometry.mesh_io import load_mesh, save_mesh
-    from neurok_ros.kinematics.instance import DEFAULT_CHECKPOINT
-
-    V, F = load_mesh(DEFAULT_CHECKPOINT.parent / "example_laptop.ply")
-    while len(V) < at_least:
-        V, F = trimesh.remesh.subdivide(V, F)
-    save_mesh(path, V, F)
-    return np.asarray(V), np.asarray(F)
 
 
 def _single(name: str, seconds: float, note: str = "") -> Measurement:

@@ -41,11 +41,9 @@ def decode_frames(instance, q: torch.Tensor, output_points: int = 2048, seed: in
     rest = instance.transform.apply(np.asarray(vertices, dtype=np.float64))
     driver = build_vertex_driver(rest, normalised.double().cpu().numpy(), DRIVER_NEIGHBOURS)
     rest_t = torch.as_tensor(rest, dtype=torch.float32, device=instance.device)
-    model = instance.model
     for a, b in _batches(count, output_points, max_queries):
-        z = instance.latent(q[a:b])
-        prediction = model.decode(z, shape_context=instance.shape_tokens, query_cache=cache)
-        if model.output == "dual_quaternion":
+        prediction = instance.deformations(instance.latent(q[a:b]), cache)
+        if instance.model.output == "dual_quaternion":
             moved = drive_vertices_dq(driver, rest_t, prediction)
         else:
             moved = drive_vertices_displacement(driver, rest_t, prediction)

@@ -1,0 +1,29 @@
+"""Benchmark inputs built from the bundled example laptop."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+
+def ten_thousand_vertex_laptop(path: Path, at_least: int = 10_000) -> tuple[np.ndarray, np.ndarray]:
+    """The bundled example laptop with at least `at_least` vertices and at most 10% more: subdivided
+    past the count, then decimated back toward it; saved to path."""
+    import trimesh
+
+    from neurok_ros.geometry.decimation import decimate_to_vertices
+    from neurok_ros.geometry.mesh_io import load_mesh, save_mesh
+    from neurok_ros.kinematics.instance import DEFAULT_CHECKPOINT
+
+    V, F = load_mesh(DEFAULT_CHECKPOINT.parent / "example_laptop.ply")
+    while len(V) < at_least:
+        V, F = trimesh.remesh.subdivide(V, F)
+    budget = at_least
+    while len(V) > 1.1 * at_least and budget <= len(V):
+        decimated = decimate_to_vertices(V, F, budget)
+        if len(decimated.vertices) >= at_least:
+            V, F = decimated.vertices, decimated.faces
+            break
+        budget = int(budget * 1.03) + 1
+    save_mesh(path, V, F)
+    return np.asarray(V), np.asarray(F)

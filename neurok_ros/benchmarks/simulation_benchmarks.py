@@ -1,0 +1,49 @@
+"""`neurok simulate` cost on a 10k-vertex mesh: encode + simulate + decode, 2 s at 30 fps, a push on
+the lid, with the solver on the polynomial surrogate (the default) and on the decoder itself; and
+how far apart the two motions end up."""
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from neurok_ros.benchmarks.example_meshes import ten_thousand_vertex_laptop
+from neurok_ros.benchmarks.timing import Measurement, measure
+
+
+def benchmark_simulation(repeats: int = 3) -> tuple[list[Measurement], str]:
+    from neurok_ros.dynamics.contact_conditions import ContactConditions
+    from neurok_ros.kinematics.instance import encode_mesh, load_default_model
+    from neurok_ros.simulation.predict import predict_motion
+    from neurok_ros.simulation.settings import settings_from
+
+    V, F = ten_thousand_vertex_laptop(Path(tempfile.mkdtemp(prefix="neurok_sim_bench_")) / "laptop.ply")
+    model, _ = load_default_model()
+    conditions = ContactConditions(V[np.argmax(V[:, 2])][None], [[0.0, -0.3, 0.0]])
+    results = {}
+
+    def run(dynamics_map: str):
+        instance = encode_mesh(model, V, F)
+        results[dynamics_map] = predict_motion(instance, conditions, settings_from(dynamics_map=dynamics_map))
+
+    name = f"encode + simulate + decode, {len(V)} vertices, 2 s at 30 fps, push"
+    rows = [measure(f"{name}, polynomial map (default)", lambda: run("polynomial"), repeats=repeats),
+            measure(f"{name}, decoder map", lambda: run("decoder"), repeats=1, warmup=0)]
+    fast, exact = results["polynomial"], results["decoder"]
+    samples = fast.summary["simulation_points"]
+    gap = np.linalg.norm(fast.points[:, :samples] - exact.points[:, :samples], axis=-1)
+    moved = np.linalg.norm(exact.points[:, :samples] - exact.points[:1, :samples], axis=-1)
+    rms_gap = np.sqrt((gap ** 2).mean(axis=1))
+    half = len(rms_gap) // 2
+    parts = {k: round(v, 2) for k, v in fast.summary["seconds"].items()}
+    note = (f"Stages of the last polynomial run (s): {parts}; right-hand sides: "
+            f"{fast.summary['rhs_evaluations']} (polynomial, final solve) and {exact.summary['rhs_evaluations']} "
+            f"(decoder). Surrogate error along its own trajectory: RMS "
+            f"{fast.summary['surrogate']['frame_error']['rms_m'] * 1e3:.2f} mm, max "
+            f"{fast.summary['surrogate']['frame_error']['max_m'] * 1e3:.2f} mm. Polynomial vs decoder motion "
+            f"of the simulation points (RMS over points): {rms_gap[:half].max() * 1e3:.1f} mm at most over the "
+            f"first second, {rms_gap.max() * 1e3:.1f} mm over 2 s, for displacements up to "
+            f"{moved.max() * 1e3:.0f} mm (RMS {np.sqrt((moved ** 2).mean()) * 1e3:.1f} mm).")
+    return rows, note

@@ -159,7 +159,8 @@ def test_polynomial_surrogate_tracks_the_decoder(laptop):
     report = polynomial.summary["surrogate"]
     assert polynomial.summary["derivatives"] == "analytic" and decoder.summary["surrogate"] is None
     moved = np.linalg.norm(decoder.points - decoder.points[0], axis=-1).max()
-    assert report["degree"] == 5 and report["samples"] > 126 and report["frame_error"]["max_m"] < 0.05 * moved
+    assert report["degree"] == default_settings().surrogate_degree and report["samples"] > 70
+    assert report["frame_error"]["max_m"] < 0.05 * moved
     difference = np.linalg.norm(polynomial.points - decoder.points, axis=-1).max()
     assert moved > 0.01 and difference < 0.05 * moved, (moved, difference)
     assert polynomial.summary["contact_velocity_residual"] < 0.05

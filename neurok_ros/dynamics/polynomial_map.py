@@ -106,12 +106,12 @@ class PolynomialMap:
 
 
 def fit_polynomial_map(q: torch.Tensor, x: torch.Tensor, degree: int, scale: Optional[float] = None,
-                       weights: Optional[torch.Tensor] = None) -> PolynomialMap:
+                       weights: Optional[torch.Tensor] = None, device=None) -> PolynomialMap:
     """Least-squares fit to samples q (S, k), x (S, n, 3) metres; weights (S,) >= 0 per sample.
 
     scale: u = q / scale (None: the largest |q| of the samples) keeps the monomials of order one, so
-    the normal equations stay well conditioned. Solved in float64 on the CPU (the stack then moves
-    to x's device). Raises ValueError when there are fewer samples than monomials."""
+    the normal equations stay well conditioned. Solved in float64 on the CPU; the stack then lives on
+    `device` (None: x's device). Raises ValueError when there are fewer samples than monomials."""
     exponents = monomial_exponents(q.shape[1], degree)
     if q.shape[0] < exponents.shape[0]:
         raise ValueError(f"{q.shape[0]} samples cannot fit {exponents.shape[0]} monomials (degree {degree})")
@@ -130,7 +130,8 @@ def fit_polynomial_map(q: torch.Tensor, x: torch.Tensor, degree: int, scale: Opt
     first = [ops[i] @ coefficients / scale for i in range(ops.shape[0])]
     second = [ops[l] @ first[i] / scale for i in range(ops.shape[0]) for l in range(i, ops.shape[0])]
     stack = torch.cat([coefficients, *first, *second], dim=1)
-    return PolynomialMap(exponents, float(scale), stack.to(x.device), x.shape[1], residual)
+    return PolynomialMap(exponents, float(scale), stack.to(x.device if device is None else device), x.shape[1],
+                         residual)
 
 
 def polynomial_kinematic_map(pmap: PolynomialMap, masses: torch.Tensor) -> "KinematicMap":

@@ -65,12 +65,12 @@ class LearnedMap:
         1/2 k_p |z - mu|^2 with z = z_rest + A q (J per unit z^2). rest_positions (n, 3): x(q = 0) of
         the map the solver uses, when it is not the decoder (a surrogate's own rest pose)."""
         rest = self.rest_positions if rest_positions is None else rest_positions
-        return Potentials(gravity=gravity, stiffness=stiffness, rest_positions=rest,
-                          barrier=barrier, basis=self.basis, latent_offset=self.latent_offset)
+        return Potentials(gravity=gravity, stiffness=stiffness, rest_positions=rest, barrier=barrier,
+                          basis=self.basis.to(rest.device), latent_offset=self.latent_offset.to(rest.device))
 
     def instance_coordinates(self, q_sim: torch.Tensor) -> torch.Tensor:
         """(..., k_sim) -> (..., k_q): q = U q_sim, the instance's coordinates (instance.decode(q))."""
-        return q_sim @ self.directions.T.to(q_sim.dtype)
+        return q_sim @ self.directions.T.to(q_sim.device, q_sim.dtype)
 
 
 def _principal_directions(positions_batch, k_q: int, masses: torch.Tensor, step: float,

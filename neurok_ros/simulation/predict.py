@@ -38,7 +38,10 @@ from neurok_ros.simulation.learned_map import LearnedMap, learned_kinematic_map
 from neurok_ros.simulation.output_decoding import decode_frames
 from neurok_ros.simulation.settings import SimulationSettings, default_settings
 from neurok_ros.simulation.snapping import nearest_sample_distance, snap_to_surface
-from neurok_ros.simulation.surrogate import fit_surrogate, frame_error, refine_surrogate
+from neurok_ros.simulation.surrogate import SOLVER_DEVICE, fit_surrogate, frame_error, refine_surrogate
+
+
+LOCATING_LOOSENESS = 30.0  # tolerance factor of the surrogate solves that only locate the motion
 
 
 @dataclass
@@ -128,14 +131,15 @@ def bind_actions(vertices, faces, conditions: Optional[ContactConditions], setti
     return Bindings(surface, distance, contact_index, push_index)
 
 
-def _forces(learned: LearnedMap, settings: SimulationSettings, conditions, bindings: Bindings, contacts, dtype):
+def _forces(learned: LearnedMap, settings: SimulationSettings, conditions, bindings: Bindings, contacts, dtype,
+            device):
     forces = []
     base = learned.num_samples
     for push, index in zip(settings.pushes, bindings.push_index):
-        forces.append(PushForce(at_points([base + index]), torch.as_tensor([push.force], dtype=dtype),
+        forces.append(PushForce(at_points([base + index]), torch.as_tensor([push.force], dtype=dtype, device=device),
                                 push.t0, push.t1))
     if conditions is not None and conditions.has_path:
-        start = contact_positions(contacts, learned.rest_positions)
+        start = contact_positions(contacts, learned.rest_positions.to(device))
         forces.append(drag_from_conditions(conditions, contacts, start, settings.drag_stiffness,
                                            settings.drag_damping))
     return forces
@@ -159,8 +163,10 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
     device = kmap.masses.device
     contacts = (at_points([learned.num_samples + i for i in bindings.contact_index])
                 if bindings.contact_index else None)
-    forces = _forces(learned, settings, conditions, bindings, contacts, dtype)
     derivatives = resolve_derivatives(kmap, settings.derivatives)
+    # the decoder runs on the model's device; a polynomial surrogate is solved on the CPU (surrogate.py)
+    solver = SOLVER_DEVICE if settings.dynamics_map == "polynomial" else device
+    forces = _forces(learned, settings, conditions, bindings, contacts, dtype, solver)
 
     q0 = torch.zeros(kmap.num_coords, dtype=dtype, device=device)
     qdot0 = torch.zeros_like(q0)
@@ -176,11 +182,13 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
 
     frames = settings.frame_times()
     nodes, interpolate = _solver_nodes(settings, frames)
-    node_times = torch.as_tensor(nodes, dtype=dtype, device=device)
+    node_times = torch.as_tensor(nodes, dtype=dtype, device=solver)
+    q0_decoder, qdot0_decoder = q0, qdot0
+    q0, qdot0 = q0.to(solver), qdot0.to(solver)
 
     def solve(solver_map: KinematicMap, looser: float = 1.0) -> tuple:
         with torch.no_grad():
-            rest = solver_map.positions(torch.zeros_like(q0))
+            rest = solver_map.positions(torch.zeros_like(q0)).to(solver)
         potentials = learned.potentials(settings.gravity, settings.stiffness, settings.barrier, rest)
         system = LagrangianSystem(solver_map, potentials, damping=settings.damping, forces=forces)
         return system, simulate(system, q0, qdot0, node_times, method=settings.method, step_size=settings.step_size,
@@ -190,11 +198,11 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
     if settings.dynamics_map == "polynomial":
         surrogate = fit_surrogate(kmap, settings.surrogate_degree, settings.surrogate_radius, settings.seed)
         rounds = settings.surrogate_refinements
-        # the solves that only show the refits where to sample run at 10x the tolerances
-        system, trajectory = solve(surrogate.kmap, 10.0 if rounds else 1.0)
+        # the solves that only show the refits where to sample run at looser tolerances
+        system, trajectory = solve(surrogate.kmap, LOCATING_LOOSENESS if rounds else 1.0)
         for round_ in range(rounds):
             surrogate = refine_surrogate(kmap, surrogate, trajectory.q, seed=settings.seed + 1 + round_)
-            system, trajectory = solve(surrogate.kmap, 10.0 if round_ + 1 < rounds else 1.0)
+            system, trajectory = solve(surrogate.kmap, LOCATING_LOOSENESS if round_ + 1 < rounds else 1.0)
     else:
         system, trajectory = solve(kmap)
     if not (torch.isfinite(trajectory.q).all() and torch.isfinite(trajectory.qdot).all()):
@@ -204,10 +212,10 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
     with torch.no_grad():
         if interpolate:
             q_f, qdot_f = interpolate_states(trajectory.times, trajectory.q, trajectory.qdot,
-                                             torch.as_tensor(frames, dtype=dtype, device=device))
+                                             torch.as_tensor(frames, dtype=dtype, device=solver))
             x_f, xdot_f = positions_and_velocities(system.kmap, q_f, qdot_f)
-            kinetic = 0.5 * torch.einsum("n,tnd,tnd->t", kmap.masses, xdot_f, xdot_f)
-            potential = potential_energy(system.potentials, x_f, q_f, kmap.masses)
+            kinetic = 0.5 * torch.einsum("n,tnd,tnd->t", system.kmap.masses, xdot_f, xdot_f)
+            potential = potential_energy(system.potentials, x_f, q_f, system.kmap.masses)
             node_t = trajectory.times.cpu().numpy()
             work = np.interp(frames, node_t, trajectory.work.cpu().numpy())
             dissipated = np.interp(frames, node_t, trajectory.dissipated.cpu().numpy())
@@ -216,7 +224,7 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
             kinetic, potential = trajectory.kinetic, trajectory.potential
             work, dissipated = trajectory.work.cpu().numpy(), trajectory.dissipated.cpu().numpy()
     energy = torch.stack([kinetic, potential, kinetic + potential], dim=1).cpu().numpy()
-    residual = _contact_velocity_residual(kmap, contacts, conditions, q0, qdot0)
+    residual = _contact_velocity_residual(kmap, contacts, conditions, q0_decoder, qdot0_decoder)
     surrogate_report = None
     if surrogate is not None:
         surrogate_report = {"degree": surrogate.pmap.degree, "samples": int(len(surrogate.q)),
@@ -257,7 +265,8 @@ def _summary(instance, learned, settings, trajectory, energy, residual, velocity
     seconds = {k: round(float(v), 4) for k, v in seconds.items()}
     seconds["total"] = round(sum(seconds.values()), 4)
     samples = learned.num_samples
-    displacement = torch.linalg.vector_norm(x_f[:, :samples] - learned.rest_positions[:samples], dim=-1)
+    rest = learned.rest_positions[:samples].to(x_f.device)
+    displacement = torch.linalg.vector_norm(x_f[:, :samples] - rest, dim=-1)
     contact_count = len(bindings.contact_index)
     summary = {
         "frames": int(len(energy)),

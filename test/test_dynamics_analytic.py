@@ -81,6 +81,7 @@ def _lid():
     ("fd", "rk4", 0.0, 0.0),
     ("fd", "rk4", 30.0, 0.8),
     ("ad", "dopri5", 30.0, 0.8),
+    ("fd", "dp45", 30.0, 0.8),
 ])
 def test_hinged_lid_matches_physical_pendulum(derivatives, method, stiffness, damping):
     points, masses = _lid()
@@ -187,7 +188,7 @@ def _chain():
     return _trig_map(offset, basis, angles), masses
 
 
-@pytest.mark.parametrize("method", ["rk4", "dopri5"])
+@pytest.mark.parametrize("method", ["rk4", "dopri5", "dp45"])
 def test_two_link_chain_conserves_energy(method):
     batch, masses = _chain()
     kmap = KinematicMap(lambda q: batch(q), masses, 2, positions_batch=batch, derivatives="fd")
@@ -231,7 +232,7 @@ def test_drag_pulls_contact_to_path_end():
     assert float(torch.linalg.vector_norm(x_c - target, dim=1).max()) < 0.08
 
 
-@pytest.mark.parametrize("method", ["rk4", "dopri5"])
+@pytest.mark.parametrize("method", ["rk4", "dopri5", "dp45"])
 def test_push_window_momentum_equals_impulse(method):
     points = _grid(np.linspace(-0.2, 0.2, 4), np.linspace(-0.1, 0.1, 3), [0.0, 0.05])
     masses = _masses(points.shape[0], 2.5, seed=5)

@@ -13,6 +13,7 @@ from typing import List, Optional, Sequence
 import torch
 from torchdiffeq import odeint
 
+from neurok_ros.dynamics.dormand_prince import dormand_prince
 from neurok_ros.dynamics.kinematic_map import positions_and_velocities, resolved_method
 from neurok_ros.dynamics.lagrangian import LagrangianSystem, pack_state, state_derivative, unpack_state
 from neurok_ros.dynamics.potentials import potential_energy
@@ -84,7 +85,8 @@ def simulate(system: LagrangianSystem, q0: torch.Tensor, qdot0: torch.Tensor, t_
 
     q0, qdot0: (k_q,) generalised coordinates and velocities (their dtype is used throughout);
     t_eval: (T,) increasing seconds; method: any torchdiffeq method, "rk4" (fixed step, step_size
-    seconds, None = one step per frame) or "dopri5" (adaptive, rtol/atol) in particular.
+    seconds, None = one step per frame) or "dopri5" (adaptive, rtol/atol) in particular, or "dp45":
+    the same Dormand-Prince pair without torchdiffeq's per-step overhead (dormand_prince.py).
     """
     times = torch.as_tensor(t_eval, dtype=q0.dtype, device=q0.device).reshape(-1)
     if times.numel() < 1 or torch.any(times[1:] <= times[:-1]):
@@ -113,7 +115,10 @@ def simulate(system: LagrangianSystem, q0: torch.Tensor, qdot0: torch.Tensor, t_
                 evaluations += 1
                 return rhs(t, state)
 
-            solution = odeint(counted, y, seg_t, method=method, rtol=rtol, atol=atol, options=options)
+            if method == "dp45":
+                solution = dormand_prince(counted, y, seg_t, rtol=rtol, atol=atol)
+            else:
+                solution = odeint(counted, y, seg_t, method=method, rtol=rtol, atol=atol, options=options)
             for j, i in enumerate(inside):
                 states[i] = solution[j + 1]
             y = solution[-1]

@@ -94,9 +94,8 @@ class PolynomialMap:
         k = self.num_coords
         blocks = self._blocks(q, 1 + k + len(self._pair_weight))
         jac = blocks[1:1 + k].reshape(k, -1).T
-        qdot = qdot.to(self.stack.dtype)
-        weights = self._pair_weight * qdot[self._pairs[0]] * qdot[self._pairs[1]]
-        return blocks[0], jac, torch.einsum("p,pnd->nd", weights, blocks[1 + k:])
+        weights = self._pair_weight * (qdot[:, None] * qdot[None, :])[self._pairs]
+        return blocks[0], jac, (weights @ blocks[1 + k:].reshape(len(weights), -1)).reshape(self.num_points, 3)
 
     def positions_and_velocities(self, q: torch.Tensor, qdot: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
         """x (T, n, 3) metres and J qdot (T, n, 3) m/s for q, qdot (T, k)."""

@@ -39,7 +39,11 @@ class Potentials:
 
 
 def _gravity_vector(potentials: Potentials, like: torch.Tensor) -> torch.Tensor:
-    return torch.as_tensor(potentials.gravity, dtype=like.dtype, device=like.device)
+    cached = potentials.__dict__.get("_gravity_tensor")
+    if cached is None or cached.dtype != like.dtype or cached.device != like.device:
+        cached = torch.as_tensor(potentials.gravity, dtype=like.dtype, device=like.device)
+        potentials.__dict__["_gravity_tensor"] = cached  # the right-hand side asks for it every call
+    return cached
 
 
 def _latent_offset(potentials: Potentials, q: torch.Tensor) -> torch.Tensor:

@@ -70,8 +70,8 @@ SPECS = (
                   0.0, 1.0e9),
     ParameterSpec("simulation_points", "integer", "surface points that carry the mass", 4, 1_000_000),
     ParameterSpec("coordinates", "integer", "at most this many simulated latent directions; 0: all", 0, 1024),
-    ParameterSpec("method", "string", "torchdiffeq method", constraints="rk4, dopri5, euler, midpoint, bosh3, "
-                  "adaptive_heun, fehlberg2 or dopri8"),
+    ParameterSpec("method", "string", "integrator: dp45 (lean adaptive Dormand-Prince) or a torchdiffeq method",
+                  constraints="dp45, rk4, dopri5, euler, midpoint, bosh3, adaptive_heun, fehlberg2 or dopri8"),
     ParameterSpec("step_size", "double", "rk4 (fixed-step) step, s", 1.0e-6, 10.0),
     ParameterSpec("derivatives", "string", "how the decoder map is differentiated", constraints="auto, fd or ad"),
     ParameterSpec("dynamics_map", "string", "what the solver differentiates: a polynomial fitted to the decoder "
@@ -98,7 +98,7 @@ SIMULATION_PARAMETERS = ("duration", "fps", "gravity", "stiffness", "damping", "
                          "drag_stiffness", "drag_damping", "simulation_points", "coordinates",
                          "method", "step_size", "derivatives", "dynamics_map", "surrogate_degree",
                          "surrogate_radius", "surrogate_refinements", "output_points")
-_CHOICES = {"method": ("rk4", "dopri5", "euler", "midpoint", "bosh3", "adaptive_heun", "fehlberg2", "dopri8"),
+_CHOICES = {"method": ("dp45", "rk4", "dopri5", "euler", "midpoint", "bosh3", "adaptive_heun", "fehlberg2", "dopri8"),
             "derivatives": ("auto", "fd", "ad"), "dynamics_map": ("polynomial", "decoder")}
 
 

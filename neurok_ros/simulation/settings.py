@@ -15,7 +15,7 @@ import numpy as np
 from neurok_ros.config_files import config_path, load_yaml
 from neurok_ros.errors import ActionError, NeurokInputError
 
-METHODS = ("rk4", "dopri5", "euler", "midpoint", "bosh3", "adaptive_heun", "fehlberg2", "dopri8")
+METHODS = ("dp45", "rk4", "dopri5", "euler", "midpoint", "bosh3", "adaptive_heun", "fehlberg2", "dopri8")
 DERIVATIVES = ("auto", "fd", "ad")
 DYNAMICS_MAPS = ("polynomial", "decoder")
 

@@ -1,0 +1,110 @@
+"""A lean adaptive Dormand-Prince 5(4) integrator for small states (method "dp45").
+
+torchdiffeq's dopri5 costs about 0.4 ms of its own bookkeeping per right-hand side on the CPU
+(measured on the polynomial map's 10-number state: 0.89 ms per right-hand side in all, of which the
+right-hand side itself is 0.46 ms). For a state of a dozen numbers everything but the right-hand
+side can be a handful of tensor operations per step: the stages are rows of one (7, d) tensor, each
+stage input is one matrix-vector product with a row of the Butcher tableau, the error estimate is
+another, and step acceptance is one scalar. Same method as dopri5 (Dormand & Prince 1980: fifth
+order, embedded fourth-order error estimate, first-same-as-last), the usual step-size controller,
+and cubic Hermite dense output from the step's end values and slopes (fourth-order accurate) at
+the requested times.
+
+    y = dormand_prince(f, y0, t, rtol=1e-4, atol=1e-6)   # (T, d) at the times t (T,)
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import torch
+
+# Butcher tableau: nodes C, stage coefficients A (row i builds stage i from stages 0..i-1), the
+# fifth-order weights B5 (= the last row of A: first same as last) and the fourth-order weights B4.
+C = (0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0, 1.0)
+A = (
+    (),
+    (1 / 5,),
+    (3 / 40, 9 / 40),
+    (44 / 45, -56 / 15, 32 / 9),
+    (19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729),
+    (9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656),
+    (35 / 384, 0.0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84),
+)
+B5 = (35 / 384, 0.0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84, 0.0)
+B4 = (5179 / 57600, 0.0, 7571 / 16695, 393 / 640, -92097 / 339200, 187 / 2100, 1 / 40)
+SAFETY, SHRINK_MIN, GROW_MAX = 0.9, 0.2, 10.0
+
+
+def _rms(x: torch.Tensor) -> float:
+    return float(torch.sqrt(torch.mean(x * x)))
+
+
+def initial_step(func: Callable, t0: float, y0: torch.Tensor, f0: torch.Tensor, rtol: float, atol: float) -> float:
+    """Hairer, Norsett & Wanner's starting step for a fifth-order method (one extra evaluation)."""
+    scale = atol + rtol * y0.abs()
+    d0, d1 = _rms(y0 / scale), _rms(f0 / scale)
+    h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
+    f1 = func(t0 + h0, y0 + h0 * f0)
+    d2 = _rms((f1 - f0) / scale) / h0
+    h1 = max(1e-6, h0 * 1e-3) if max(d1, d2) <= 1e-15 else (0.01 / max(d1, d2)) ** 0.2
+    return min(100.0 * h0, h1)
+
+
+def _hermite(t0: float, h: float, y0, y1, f0, f1, t: float) -> torch.Tensor:
+    """Cubic Hermite interpolation on [t0, t0 + h] from end values and slopes."""
+    s = (t - t0) / h
+    s2, s3 = s * s, s * s * s
+    return ((2 * s3 - 3 * s2 + 1) * y0 + (s3 - 2 * s2 + s) * h * f0 + (-2 * s3 + 3 * s2) * y1
+            + (s3 - s2) * h * f1)
+
+
+def dormand_prince(func: Callable[[float, torch.Tensor], torch.Tensor], y0: torch.Tensor,
+                   t: torch.Tensor, rtol: float = 1e-6, atol: float = 1e-8, max_steps: int = 1_000_000
+                   ) -> torch.Tensor:
+    """Solve dy/dt = func(t, y) from y(t[0]) = y0 (d,); returns (T, d) at the increasing times t.
+    func receives t as a Python float (seconds).
+
+    Error control per step: RMS over components of err / (atol + rtol max(|y_n|, |y_n+1|)) <= 1.
+    Raises RuntimeError when the step size underflows or max_steps is exceeded (a stiff or
+    diverging problem)."""
+    times = [float(v) for v in t]
+    dtype, device = y0.dtype, y0.device
+    tableau = torch.zeros(7, 7, dtype=dtype, device=device)
+    for i, row in enumerate(A):
+        tableau[i, :len(row)] = torch.as_tensor(row, dtype=dtype) if row else 0.0
+    error_weights = torch.as_tensor([b5 - b4 for b5, b4 in zip(B5, B4)], dtype=dtype, device=device)
+    out = torch.empty(len(times), *y0.shape, dtype=dtype, device=device)
+    out[0] = y0
+    t_now, y = times[0], y0
+    stages = torch.empty(7, y0.numel(), dtype=dtype, device=device)
+    stages[0] = func(t_now, y).reshape(-1)
+    h = initial_step(func, t_now, y, stages[0].reshape(y0.shape), rtol, atol)
+    end, next_out, steps = times[-1], 1, 0
+    while next_out < len(times):
+        steps += 1
+        if steps > max_steps:
+            raise RuntimeError(f"dormand_prince: more than {max_steps} steps before t = {end}")
+        h = min(h, end - t_now)
+        if h <= 16 * math.ulp(max(abs(t_now), 1.0)):
+            raise RuntimeError(f"dormand_prince: step size underflow at t = {t_now}")
+        flat = y.reshape(-1)
+        for i in range(1, 7):
+            stage_y = flat + h * (tableau[i, :i] @ stages[:i])
+            stages[i] = func(t_now + C[i] * h, stage_y.reshape(y0.shape)).reshape(-1)
+        y_new = stage_y  # the seventh stage's input is the fifth-order solution (FSAL)
+        error = h * (error_weights @ stages)
+        scale = atol + rtol * torch.maximum(flat.abs(), y_new.abs())
+        ratio = _rms(error / scale)
+        if ratio <= 1.0:
+            t_new = t_now + h
+            while next_out < len(times) and times[next_out] <= t_new + 1e-12 * max(1.0, abs(t_new)):
+                target = times[next_out]
+                value = y_new if target >= t_new else _hermite(t_now, h, flat, y_new, stages[0], stages[6], target)
+                out[next_out] = value.reshape(y0.shape)
+                next_out += 1
+            t_now, y = t_new, y_new.reshape(y0.shape)
+            stages[0] = stages[6]
+        factor = GROW_MAX if ratio == 0.0 else min(GROW_MAX, max(SHRINK_MIN, SAFETY * ratio ** -0.2))
+        h = h * (min(factor, 1.0) if ratio > 1.0 else factor)
+    return out

@@ -35,6 +35,17 @@ def tiny_run():
     return load_run_config(config_path("model/tiny.yaml"))
 
 
+def test_dataset_facts_name_the_categories_left_out_of_training(dataset_dir):
+    from neurok_ros.training.trainer import dataset_facts
+
+    manifest = json.loads((dataset_dir / "manifest.json").read_text())
+    train = manifest["splits"]["train"]
+    first = sorted(manifest["categories"])[0]
+    facts = dataset_facts(dataset_dir, [f for f in train if not f.startswith(first + "_")])
+    assert facts["holdout_categories"] == [first] and first not in facts["train_categories"]
+    assert dataset_facts(dataset_dir, train)["holdout_categories"] == []
+
+
 def test_similarity_of_rigid_transforms_matches_points():
     rng = np.random.default_rng(0)
     R_T = random_rotation(rng, "so3")

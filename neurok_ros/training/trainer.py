@@ -80,8 +80,8 @@ def dataset_facts(data_dir: Path, train_files: list[str]) -> dict:
         facts["seed"] = int(manifest.get("seed", -1))
         facts["frames"] = int(manifest.get("frames", -1))
         facts["kinds"] = {c: str(info.get("kind", "")) for c, info in manifest.get("categories", {}).items()}
-        facts["holdout_categories"] = sorted(
-            {name.rsplit("_", 1)[0] for name in manifest.get("splits", {}).get("test_holdout", [])})
+        # categories of the dataset this model never saw, whichever split (manifest or --split-file)
+        facts["holdout_categories"] = sorted(set(manifest.get("categories", {})) - set(facts["train_categories"]))
     return facts
 
 

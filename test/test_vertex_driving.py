@@ -7,9 +7,11 @@ from scipy.spatial.transform import Rotation
 from neurok_ros.geometry import dual_quaternion as dq
 from neurok_ros.geometry.surface_sampling import sample_surface
 from neurok_ros.geometry.vertex_driving import (
+    blend_matrix,
     build_vertex_driver,
     drive_vertices_displacement,
     drive_vertices_dq,
+    drive_vertices_dq_frames,
 )
 
 
@@ -120,3 +122,22 @@ def test_blend_at_a_joint_interpolates_between_parts():
     expected = Rotation.from_rotvec([np.pi / 4, 0, 0]).apply(vertex)
     np.testing.assert_allclose(moved, expected, atol=1e-12)
     np.testing.assert_allclose(np.linalg.norm(moved), 1.0, atol=1e-12)
+
+
+def test_sparse_frames_blend_equals_the_gathering_blend_below_half_a_turn():
+    """drive_vertices_dq_frames (one sparse product for all frames) against drive_vertices_dq, on
+    smooth motions of random samples turned by up to 150 degrees, with random antipodal signs."""
+    V, S = _sphere_with_samples()
+    driver = build_vertex_driver(V, S, k=6)
+    rng = np.random.default_rng(5)
+    axis = rng.normal(size=3)
+    axis /= np.linalg.norm(axis)
+    angles = np.radians([0.0, 40.0, 150.0])[:, None, None] * (1.0 + 0.2 * np.tanh(S[None, :, :1]))
+    R = Rotation.from_rotvec((angles * axis).reshape(-1, 3)).as_matrix().reshape(3, len(S), 3, 3)
+    t = 0.1 * np.sin(S)[None] * np.arange(3)[:, None, None]
+    sample_dqs = dq.from_rotation_translation(R, t) * rng.choice([-1.0, 1.0], size=(3, len(S), 1))
+    expected = drive_vertices_dq(driver, V, sample_dqs)
+    matrix = blend_matrix(driver, len(S), torch.zeros(1, dtype=torch.float64))
+    got = drive_vertices_dq_frames(matrix, torch.as_tensor(V), torch.as_tensor(sample_dqs))
+    assert got.shape == (3, len(V), 3)
+    np.testing.assert_allclose(got.numpy(), expected, atol=1e-9)

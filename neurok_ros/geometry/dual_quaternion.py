@@ -154,6 +154,11 @@ def inverse(dq):
     return _cat([quaternion_conjugate(dq[..., :4]), quaternion_conjugate(dq[..., 4:])], dq)
 
 
+def canonical_sign(dq):
+    """(..., 8) with the sign flipped where the real quaternion's w < 0 (the same transform)."""
+    return _where(dq[..., :1] < 0, -dq, dq)
+
+
 def normalise(dq, eps: float = 1e-12):
     """Project (..., 8) onto unit dual quaternions: |q_r| = 1 and q_r . q_d = 0."""
     q_r, q_d = dq[..., :4], dq[..., 4:]

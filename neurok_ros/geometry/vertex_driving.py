@@ -86,3 +86,30 @@ def drive_vertices_displacement(driver: VertexDriver, vertices, sample_displacem
     rest = _as_like(vertices, sample_displacements)
     gathered = sample_displacements[..., index, :]  # (..., n, k, 3)
     return rest + (gathered * weights[..., None]).sum(-2)
+
+
+def blend_matrix(driver: VertexDriver, num_samples: int, like):
+    """The driver as a sparse (n, s) torch matrix of blend weights (COO), on `like`'s device and dtype."""
+    import torch
+
+    n, k = driver.indices.shape
+    rows = np.repeat(np.arange(n), k)
+    coo = torch.sparse_coo_tensor(np.stack([rows, driver.indices.reshape(-1)]), driver.weights.reshape(-1),
+                                  (n, num_samples), dtype=like.dtype, device=like.device,
+                                  check_invariants=True)  # built here from valid indices: cheap to check
+    return coo.coalesce()
+
+
+def drive_vertices_dq_frames(matrix, vertices, sample_dqs):
+    """drive_vertices_dq for many frames at once, without autograd: sample_dqs (B, s, 8) torch,
+    vertices (n, 3) torch, matrix from blend_matrix. Returns (B, n, 3).
+
+    One sparse product blends all frames, instead of gathering (B, n, k, 8). Antipodal quaternions
+    are aligned per sample to the rest orientation (real part w >= 0), not per vertex to its first
+    neighbour: the same blend whenever a sample has turned less than 180 degrees from rest (always
+    so for rest-anchored decoding of an object's motion; the gathering form covers the rest)."""
+    frames, samples = sample_dqs.shape[:2]
+    aligned = dq.canonical_sign(sample_dqs)
+    blended = (matrix @ aligned.permute(1, 0, 2).reshape(samples, frames * 8)).reshape(-1, frames, 8)
+    return dq.apply(dq.normalise(blended.permute(1, 0, 2)), vertices)
+

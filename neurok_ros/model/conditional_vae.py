@@ -24,11 +24,6 @@ def apply_deformation(prediction: torch.Tensor, points: torch.Tensor, output: st
     return points + prediction
 
 
-def canonical_sign(dual_quaternions: torch.Tensor) -> torch.Tensor:
-    """(..., 8) with the sign flipped where the real quaternion's w < 0 (same transform)."""
-    return torch.where(dual_quaternions[..., :1] < 0, -dual_quaternions, dual_quaternions)
-
-
 class NeuROKModel(nn.Module):
     """Conditional VAE over per-point deformations of a shape M0; all tensors in M0's normalised frame
     (bounding-box centre at the origin, longest side 1).
@@ -77,7 +72,7 @@ class NeuROKModel(nn.Module):
         prior_mean, z (each (B, K, F_token)). sample=False decodes the posterior mean."""
         prior_mean, shape_tokens = self.encode_prior(points)
         if self.output == "dual_quaternion":
-            deformation = canonical_sign(deformation)
+            deformation = dq.canonical_sign(deformation)
         mean, logvar = self.encode_posterior(points, deformation)
         z = mean + torch.exp(0.5 * logvar) * torch.randn_like(mean) if sample else mean
         prediction = self.decode(z, query_points, shape_tokens)

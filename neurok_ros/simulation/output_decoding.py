@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from neurok_ros.geometry.vertex_driving import build_vertex_driver, drive_vertices_displacement, drive_vertices_dq
+from neurok_ros.geometry.vertex_driving import (blend_matrix, build_vertex_driver, drive_vertices_displacement,
+                                                drive_vertices_dq_frames)
 
 DRIVER_NEIGHBOURS = 6
 
@@ -41,10 +42,11 @@ def decode_frames(instance, q: torch.Tensor, output_points: int = 2048, seed: in
     rest = instance.transform.apply(np.asarray(vertices, dtype=np.float64))
     driver = build_vertex_driver(rest, normalised.double().cpu().numpy(), DRIVER_NEIGHBOURS)
     rest_t = torch.as_tensor(rest, dtype=torch.float32, device=instance.device)
+    matrix = blend_matrix(driver, output_points, rest_t)
     for a, b in _batches(count, output_points, max_queries):
         prediction = instance.deformations(instance.latent(q[a:b]), cache)
         if instance.model.output == "dual_quaternion":
-            moved = drive_vertices_dq(driver, rest_t, prediction)
+            moved = drive_vertices_dq_frames(matrix, rest_t, prediction)
         else:
             moved = drive_vertices_displacement(driver, rest_t, prediction)
         out[a:b] = instance.transform.invert(moved.double().cpu().numpy()).astype(np.float32)

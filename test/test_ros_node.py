@@ -368,7 +368,7 @@ def test_bad_actions_are_rejected(harness, mesh):
 
 
 def test_clicked_point_pushes_along_the_normal(harness, mesh):
-    from neurok_ros.ros.surface_contacts import project_to_surface
+    from neurok_ros.simulation.surface_index import project_to_surface
 
     V, F = mesh
     # a point on the middle of a face of the lid

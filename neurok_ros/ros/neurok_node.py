@@ -36,7 +36,7 @@ from neurok_ros.ros.playback_markers import MarkerPlayback, contact_markers
 from neurok_ros.ros.prediction_worker import EncodingCache, LatestOnlyWorker, mesh_key
 from neurok_ros.ros.qos import (ACTION_QOS, CLICKED_POINT_QOS, DIAGNOSTICS_QOS, MARKERS_QOS, MESH_QOS,
                                 TRAJECTORY_MESH_QOS, TRAJECTORY_QOS)
-from neurok_ros.ros.surface_contacts import SurfaceIndex
+from neurok_ros.simulation.surface_index import SurfaceIndex
 from neurok_ros.ros.trajectory_cloud import frames_to_cloud
 
 PLAYBACK_TICK_S = 0.02

@@ -37,7 +37,8 @@ from neurok_ros.simulation.dense_output import interpolate_states
 from neurok_ros.simulation.learned_map import LearnedMap, learned_kinematic_map
 from neurok_ros.simulation.output_decoding import decode_frames
 from neurok_ros.simulation.settings import SimulationSettings, default_settings
-from neurok_ros.simulation.snapping import nearest_sample_distance, snap_to_surface
+from neurok_ros.simulation.snapping import nearest_sample_distance, snap_to_surface, surface_index
+from neurok_ros.simulation.surface_index import SurfaceIndex
 from neurok_ros.simulation.surrogate import SOLVER_DEVICE, fit_surrogate, frame_error, refine_surrogate
 
 
@@ -104,9 +105,11 @@ class Bindings:
     push_index: list
 
 
-def bind_actions(vertices, faces, conditions: Optional[ContactConditions], settings: SimulationSettings) -> "Bindings":
+def bind_actions(vertices, faces, conditions: Optional[ContactConditions], settings: SimulationSettings,
+                 index: Optional[SurfaceIndex] = None) -> "Bindings":
     """Snap the contacts and the push points to the surface of the mesh (vertices, faces); raise
-    ActionError for one beyond the tolerance. Cheap (no model): callers may check actions first."""
+    ActionError for one beyond the tolerance. Cheap (no model): callers may check actions first.
+    index: a SurfaceIndex of the mesh to reuse."""
     requests, contact_index, push_index = [], [], []
     if conditions is not None:
         conditions.validate()
@@ -118,15 +121,16 @@ def bind_actions(vertices, faces, conditions: Optional[ContactConditions], setti
     if not requests:
         return Bindings(np.zeros((0, 3)), np.zeros(0), [], [])
     points = np.concatenate(requests)
+    index = index or SurfaceIndex(vertices, faces)
     surface = np.zeros((0, 3))
     distance = np.zeros(0)
     if contact_index:
         s, d = snap_to_surface(vertices, faces, points[:len(contact_index)],
-                               settings.contact_tolerance, "contact")
+                               settings.contact_tolerance, "contact", index)
         surface, distance = np.concatenate([surface, s]), np.concatenate([distance, d])
     if push_index:
         s, d = snap_to_surface(vertices, faces, points[len(contact_index):],
-                               settings.contact_tolerance, "push point")
+                               settings.contact_tolerance, "push point", index)
         surface, distance = np.concatenate([surface, s]), np.concatenate([distance, d])
     return Bindings(surface, distance, contact_index, push_index)
 
@@ -156,7 +160,7 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
     settings = (settings or default_settings()).validate()
     started = time.perf_counter()
     dtype = torch.float64
-    bindings = bind_actions(instance.vertices, instance.faces, conditions, settings)
+    bindings = bind_actions(instance.vertices, instance.faces, conditions, settings, surface_index(instance))
     learned = learned_kinematic_map(instance, settings.simulation_points, settings.mass, settings.coordinates,
                                     settings.inertia_ratio, "fd", settings.seed, dtype, bindings.surface)
     kmap = learned.kmap

@@ -6,47 +6,30 @@ request; `nearest_sample_distance` reports how far the nearest mass-carrying sam
 
 The tolerance is a fraction of the mesh's bounding-box diagonal (a contact 1 mm off a scanned
 surface is fine; one 20 cm away from a 30 cm laptop is a mistake). The distance is measured to the
-exact triangle surface of the input mesh.
+exact triangle surface of the input mesh (surface_index.SurfaceIndex, an AABB tree).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from neurok_ros.errors import ActionError
+from neurok_ros.simulation.surface_index import SurfaceIndex
 
 
-def bounding_diagonal(vertices) -> float:
-    """Length of the axis-aligned bounding box's diagonal, mesh units."""
-    V = np.asarray(vertices, dtype=np.float64)
-    return float(np.linalg.norm(V.max(axis=0) - V.min(axis=0)))
+def surface_index(instance) -> SurfaceIndex:
+    """The instance's SurfaceIndex, built on first use and kept on the instance (one AABB tree per
+    encoded mesh, however many actions it gets)."""
+    index = instance.__dict__.get("_surface_index")
+    if index is None:
+        index = instance.__dict__["_surface_index"] = SurfaceIndex(instance.vertices, instance.faces)
+    return index
 
 
-def closest_surface_points(vertices, faces, points) -> tuple[np.ndarray, np.ndarray]:
-    """(C, 3) closest points on the triangle surface and their distances (C,) to `points` (C, 3)."""
-    import trimesh
-
-    mesh = trimesh.Trimesh(np.asarray(vertices, dtype=np.float64), np.asarray(faces), process=False)
-    closest, distance, _ = trimesh.proximity.closest_point(mesh, np.asarray(points, dtype=np.float64))
-    return np.asarray(closest), np.asarray(distance)
-
-
-def snap_to_surface(vertices, faces, points, tolerance: float, what: str = "contact"
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """Closest surface points of `points` (C, 3); ActionError when one is farther than
-    tolerance * the bounding-box diagonal, naming the distance."""
-    points = np.asarray(points, dtype=np.float64).reshape(-1, 3)
-    if not np.all(np.isfinite(points)):
-        raise ActionError(f"{what} positions contain NaN or inf")
-    diagonal = bounding_diagonal(vertices)
-    limit = tolerance * diagonal
-    closest, distance = closest_surface_points(vertices, faces, points)
-    for i, d in enumerate(distance):
-        if d > limit:
-            p = ", ".join(f"{c:.4g}" for c in points[i])
-            raise ActionError(
-                f"{what} {i} at ({p}) is {d:.4g} m from the mesh surface; the tolerance is {limit:.4g} m "
-                f"({tolerance:g} of the bounding-box diagonal {diagonal:.4g} m)")
-    return closest, distance
+def snap_to_surface(vertices, faces, points, tolerance: float, what: str = "contact",
+                    index: SurfaceIndex | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Closest surface points of `points` (C, 3) and their distances; ActionError when one is not
+    finite or farther than tolerance * the bounding-box diagonal, naming the distance. index: a
+    SurfaceIndex of (vertices, faces) to reuse (built here when None)."""
+    return (index or SurfaceIndex(vertices, faces)).snap(points, tolerance, what)
 
 
 def nearest_sample_distance(sample_points, points) -> np.ndarray:

@@ -1,10 +1,10 @@
-"""Contacts against the mesh surface, for the node's checks before any simulation time is spent:
-the contact tolerance, and RViz clicks turned into pushes along the surface normal.
+"""Closest points on a mesh surface: contacts snapped to the surface and checked against the
+tolerance (predict_motion, and the node before any simulation time is spent), and RViz clicks
+turned into pushes along the surface normal.
 
 SurfaceIndex keeps an AABB tree of the mesh (libigl), built once per mesh (~40 ms for 20k faces), so
-each action's check costs well under a millisecond. The tolerance has the meaning of
-contact_tolerance in config/simulation.yaml: a fraction of the bounding-box diagonal.
-No rclpy here; arrays are in the mesh frame, metres.
+each query costs well under a millisecond. The tolerance has the meaning of contact_tolerance in
+config/simulation.yaml: a fraction of the bounding-box diagonal. Arrays are in the mesh frame, metres.
 """
 from __future__ import annotations
 
@@ -58,17 +58,24 @@ class SurfaceIndex:
         """The largest allowed distance, metres, for a tolerance given as a fraction of the diagonal."""
         return tolerance * self.diagonal
 
-    def check_contacts(self, conditions: ContactConditions, tolerance: float, what: str = "contact") -> np.ndarray:
-        """Distances (C,) of the contact positions to the surface; ActionError naming the first one
-        farther than tolerance x the bounding-box diagonal."""
-        proj = self.project(conditions.positions)
+    def snap(self, points, tolerance: float, what: str = "contact") -> tuple[np.ndarray, np.ndarray]:
+        """Closest surface points (C, 3) of points (C, 3) and their distances (C,); ActionError for a
+        non-finite point or one farther than tolerance x the bounding-box diagonal, naming it."""
+        points = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+        if not np.all(np.isfinite(points)):
+            raise ActionError(f"{what} positions contain NaN or inf")
+        proj = self.project(points)
         limit = self.limit(tolerance)
         for i, d in enumerate(proj.distances):
             if d > limit:
-                raise ActionError(f"{what} {i} at {_format_point(conditions.positions[i])} is {d:.4g} m from the "
+                raise ActionError(f"{what} {i} at {_format_point(points[i])} is {d:.4g} m from the "
                                   f"mesh surface; the tolerance is {limit:.4g} m ({tolerance:g} of the "
                                   f"bounding-box diagonal {self.diagonal:.4g} m)")
-        return proj.distances
+        return proj.closest, proj.distances
+
+    def check_contacts(self, conditions: ContactConditions, tolerance: float, what: str = "contact") -> np.ndarray:
+        """Distances (C,) of the contact positions to the surface; ActionError as in snap."""
+        return self.snap(conditions.positions, tolerance, what)[1]
 
     def push_from_click(self, point, speed: float, tolerance: float) -> ContactConditions:
         """One contact at the surface point nearest `point` (3,), initial velocity `speed` m/s along

@@ -10,6 +10,7 @@ from neurok_ros.benchmarks.timing import Measurement, measure
 
 
 def benchmark_geometry() -> list[Measurement]:
+    import torch
     import trimesh
 
     from neurok_ros.geometry import dual_quaternion as dq
@@ -18,7 +19,8 @@ def benchmark_geometry() -> list[Measurement]:
     from neurok_ros.geometry.metrics import chamfer_distances, volumetric_iou
     from neurok_ros.geometry.normalisation import NormalisingTransform
     from neurok_ros.geometry.surface_sampling import sample_surface
-    from neurok_ros.geometry.vertex_driving import build_vertex_driver, drive_vertices_dq
+    from neurok_ros.geometry.vertex_driving import (blend_matrix, build_vertex_driver, drive_vertices_dq,
+                                                    drive_vertices_dq_frames)
 
     rows = []
     big = trimesh.creation.icosphere(subdivisions=5)  # 10,242 vertices, 20,480 faces
@@ -43,6 +45,10 @@ def benchmark_geometry() -> list[Measurement]:
                                               rng.normal(size=(60, 512, 3)) * 0.01)
     rows.append(measure("build k=6 vertex driver (10k vertices, 512 samples)",
                         lambda: build_vertex_driver(V, samples.points, k=6)))
-    rows.append(measure("drive 10k vertices by DQ blending, 60 frames",
+    rows.append(measure("drive 10k vertices by DQ blending, 60 frames (numpy, gathering)",
                         lambda: drive_vertices_dq(driver, V, sample_dqs), repeats=5))
+    matrix = blend_matrix(driver, 512, torch.zeros(1))
+    rest, dqs32 = torch.as_tensor(V, dtype=torch.float32), torch.as_tensor(sample_dqs, dtype=torch.float32)
+    rows.append(measure("drive 10k vertices by DQ blending, 60 frames (torch float32, one sparse product)",
+                        lambda: drive_vertices_dq_frames(matrix, rest, dqs32), repeats=5))
     return rows

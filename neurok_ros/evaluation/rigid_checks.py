@@ -1,0 +1,120 @@
+"""The learned model against rigid-body physics on articulated test objects.
+
+1. Lid under gravity: a laptop posed with its lid open less than vertical, free motion (gravity, no
+   elastic restoring, no damping). A rigid lid on a fixed hinge falls shut with angular acceleration
+   alpha = tau / I (torque of gravity about the hinge over the lid's moment of inertia, from the same
+   area-uniform masses as the simulation). Measured: the lid's rotation about the hinge (Kabsch fit
+   of the lid's vertices, projected on the hinge axis) against 1/2 alpha t^2, how rigid the lid
+   stays and how far the base moves.
+2. Door push: a door at rest, its free edge pushed at v perpendicular to the door, no gravity, no
+   restoring, no damping. A rigid door turns at the constant rate v / r. Measured: the door's
+   rotation about its hinge against (v / r) t, rigidity, frame motion.
+Both run predict_motion with config/simulation.yaml otherwise (scripts/learned_physics_checks.py
+writes docs/physics/learned_checks.md).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from neurok_ros.data.deformable.kabsch_fit import fit_rotations
+from neurok_ros.data.instance_format import Instance
+from neurok_ros.dynamics.contact_conditions import ContactConditions
+from neurok_ros.kinematics.instance import encode_mesh
+from neurok_ros.simulation.predict import predict_motion
+from neurok_ros.simulation.settings import settings_from
+
+
+def part_motion(frames: np.ndarray, mask: np.ndarray, axis: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per frame: the rigid rotation of the masked vertices (frames (T, n, 3), relative to frame 0)
+    about `axis` (rad, right hand), and the RMS residual of that rigid fit (m)."""
+    index = np.flatnonzero(mask)[None]  # one neighbourhood: the whole part
+    rotations, translations = fit_rotations(frames[0], frames, index, np.ones(index.shape, dtype=bool),
+                                            exact_at_vertex=False)
+    rotations, translations = rotations[:, 0], translations[:, 0]
+    fitted = np.einsum("tab,nb->tna", rotations, frames[0][mask]) + translations[:, None]
+    residuals = np.sqrt(((fitted - frames[:, mask]) ** 2).sum(-1).mean(-1))
+    return Rotation.from_matrix(rotations).as_rotvec() @ axis, residuals
+
+
+def area_weights(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """Per-vertex share of the surface area (a third of each incident triangle), m^2."""
+    tri = vertices[faces]
+    area = 0.5 * np.linalg.norm(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]), axis=1)
+    weights = np.zeros(len(vertices))
+    np.add.at(weights, faces.ravel(), np.repeat(area / 3.0, 3))
+    return weights
+
+
+def lid_check(model, inst: Instance, name: str = "", open_angle: float = 1.1, duration: float = 0.3) -> dict:
+    """Check 1 of the module docstring on an articulated laptop-like instance (its first joint the
+    lid hinge, posed at the frame whose angle is nearest open_angle rad)."""
+    joint = inst.joints[0]  # the lid hinge; the base (its parent) does not move in the dataset
+    pose = int(np.argmin(np.abs(np.asarray(inst.joint_values)[:, 0] - open_angle)))
+    V = np.asarray(inst.frames[pose], dtype=np.float64)
+    F = np.asarray(inst.faces, dtype=np.int64)
+    lid = np.isin(np.asarray(inst.part_ids), joint["child_parts"])
+    axis = np.asarray(joint["axis"], dtype=np.float64)
+    pivot = np.asarray(joint["pivot"], dtype=np.float64)
+    settings = settings_from(stiffness=0.0, damping=0.0, duration=duration, fps=60.0)
+    instance = encode_mesh(model, V, F)
+    started = time.perf_counter()
+    prediction = predict_motion(instance, None, settings)
+    seconds = time.perf_counter() - started
+    angles, residuals = part_motion(prediction.vertices.astype(np.float64), lid, axis)
+    # rigid ideal: same mass per area as the simulation (total mass over the whole surface)
+    w = area_weights(V, F)
+    masses = settings.mass * w / w.sum()
+    r = V - pivot
+    g = np.asarray(settings.gravity)
+    torque = float((np.cross(r[lid], masses[lid, None] * g) @ axis).sum())
+    r_perp = r[lid] - np.outer(r[lid] @ axis, axis)
+    inertia = float((masses[lid] * (r_perp ** 2).sum(1)).sum())
+    alpha = torque / inertia
+    ideal = 0.5 * alpha * prediction.times ** 2
+    base_motion = np.linalg.norm(prediction.vertices[:, ~lid] - prediction.vertices[:1, ~lid], axis=-1).max()
+    early = prediction.times <= 0.1 + 1e-9
+    return {"file": name, "joint_angle_rad": float(inst.joint_values[pose][0]), "vertices": len(V),
+            "alpha_ideal_rad_s2": alpha, "times": prediction.times.tolist(), "angle_learned": angles.tolist(),
+            "angle_ideal": ideal.tolist(), "same_direction_at_0.1s": bool(np.sign(angles[early][-1]) == np.sign(alpha)),
+            "angle_learned_at_end_deg": float(np.degrees(angles[-1])),
+            "angle_ideal_at_end_deg": float(np.degrees(ideal[-1])),
+            "lid_kabsch_rms_max_m": float(residuals.max()), "base_motion_max_m": float(base_motion),
+            "lid_size_m": float(np.linalg.norm(np.ptp(V[lid], axis=0))), "seconds": seconds}
+
+
+def door_check(model, inst: Instance, name: str = "", speed: float = 0.3, duration: float = 0.5) -> dict:
+    """Check 2 of the module docstring on an articulated door-like instance (its first joint the
+    hinge), pushed at the free edge at mid height."""
+    joint = inst.joints[0]  # the door hinge (the frame is its fixed parent)
+    V = np.asarray(inst.rest_vertices, dtype=np.float64)
+    F = np.asarray(inst.faces, dtype=np.int64)
+    door = np.isin(np.asarray(inst.part_ids), joint["child_parts"])
+    axis = np.asarray(joint["axis"], dtype=np.float64)
+    pivot = np.asarray(joint["pivot"], dtype=np.float64)
+    r = V - pivot
+    r_perp = r - np.outer(r @ axis, axis)
+    height = r @ axis
+    # the free edge at mid height: the door vertex farthest from the axis among the middle third
+    middle = door & (np.abs(height - np.median(height[door])) <= np.ptp(height[door]) / 6)
+    index = np.flatnonzero(middle)[np.argmax(np.linalg.norm(r_perp[middle], axis=1))]
+    radius = float(np.linalg.norm(r_perp[index]))
+    direction = np.cross(axis, r_perp[index]) / radius  # opening: positive rotation about the axis
+    settings = settings_from(stiffness=0.0, damping=0.0, gravity=(0.0, 0.0, 0.0), duration=duration, fps=30.0)
+    instance = encode_mesh(model, V, F)
+    started = time.perf_counter()
+    prediction = predict_motion(instance, ContactConditions([V[index]], [speed * direction]), settings)
+    seconds = time.perf_counter() - started
+    angles, residuals = part_motion(prediction.vertices.astype(np.float64), door, axis)
+    ideal = speed / radius * prediction.times
+    frame_motion = np.linalg.norm(prediction.vertices[:, ~door] - prediction.vertices[:1, ~door], axis=-1).max()
+    return {"file": name, "vertices": len(V), "radius_m": radius, "speed_m_s": speed,
+            "times": prediction.times.tolist(), "angle_learned": angles.tolist(), "angle_ideal": ideal.tolist(),
+            "angle_error_rms_deg": float(np.degrees(np.sqrt(np.mean((angles - ideal) ** 2)))),
+            "angle_learned_at_end_deg": float(np.degrees(angles[-1])),
+            "angle_ideal_at_end_deg": float(np.degrees(ideal[-1])),
+            "door_kabsch_rms_max_m": float(residuals.max()), "frame_motion_max_m": float(frame_motion),
+            "contact_velocity_residual": prediction.summary["contact_velocity_residual"],
+            "door_width_m": float(radius), "seconds": seconds}

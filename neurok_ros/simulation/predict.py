@@ -42,7 +42,7 @@ from neurok_ros.simulation.surface_index import SurfaceIndex
 from neurok_ros.simulation.surrogate import SOLVER_DEVICE, fit_surrogate, frame_error, refine_surrogate
 
 
-LOCATING_LOOSENESS = 30.0  # tolerance factor of the surrogate solves that only locate the motion
+LOCATING_STEP = 1.0 / 60.0  # s, longest rk4 step of the surrogate solves that only locate the motion
 
 
 @dataclass
@@ -190,23 +190,26 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
     q0_decoder, qdot0_decoder = q0, qdot0
     q0, qdot0 = q0.to(solver), qdot0.to(solver)
 
-    def solve(solver_map: KinematicMap, looser: float = 1.0) -> tuple:
+    def solve(solver_map: KinematicMap, locating: bool = False) -> tuple:
         with torch.no_grad():
             rest = solver_map.positions(torch.zeros_like(q0)).to(solver)
         potentials = learned.potentials(settings.gravity, settings.stiffness, settings.barrier, rest)
         system = LagrangianSystem(solver_map, potentials, damping=settings.damping, forces=forces)
+        if locating:  # only shows the refit where to sample: rk4, omega h <= 1 for the elastic spring
+            step = min(LOCATING_STEP, 1.0 / math.sqrt(settings.stiffness)) if settings.stiffness else LOCATING_STEP
+            return system, simulate(system, q0, qdot0, node_times, method="rk4", step_size=step)
         return system, simulate(system, q0, qdot0, node_times, method=settings.method, step_size=settings.step_size,
-                                rtol=settings.rtol * looser, atol=settings.atol * looser)
+                                rtol=settings.rtol, atol=settings.atol)
 
     surrogate = None
     if settings.dynamics_map == "polynomial":
         surrogate = fit_surrogate(kmap, settings.surrogate_degree, settings.surrogate_radius, settings.seed)
         rounds = settings.surrogate_refinements
         # the solves that only show the refits where to sample run at looser tolerances
-        system, trajectory = solve(surrogate.kmap, LOCATING_LOOSENESS if rounds else 1.0)
+        system, trajectory = solve(surrogate.kmap, locating=rounds > 0)
         for round_ in range(rounds):
             surrogate = refine_surrogate(kmap, surrogate, trajectory.q, seed=settings.seed + 1 + round_)
-            system, trajectory = solve(surrogate.kmap, LOCATING_LOOSENESS if round_ + 1 < rounds else 1.0)
+            system, trajectory = solve(surrogate.kmap, locating=round_ + 1 < rounds)
     else:
         system, trajectory = solve(kmap)
     if not (torch.isfinite(trajectory.q).all() and torch.isfinite(trajectory.qdot).all()):

@@ -12,7 +12,8 @@ by a polynomial of degree `degree` (PolynomialMap):
 1. samples: q = 0 (weighted so that the rest pose is reproduced) and 1.5 P points uniform in the ball
    of radius `radius` (latent units; the prior has unit variance), decoded in one batched pass;
 2. solve the Euler-Lagrange equations on the polynomial (exact derivatives, no difference noise;
-   at 10x the tolerances when a refinement follows: that solve only shows where to sample);
+   with fixed rk4 steps of at most 1/60 s when a refinement follows: that solve only shows where to
+   sample);
 3. refine (`refinements` times): add the solver's states and `per_state` Gaussian perturbations of
    each (standard deviation `spread`), refit, solve again.
 
@@ -34,6 +35,7 @@ from neurok_ros.dynamics.polynomial_map import PolynomialMap, fit_polynomial_map
 
 DECODE_BATCH = 256  # latents per decoder call while sampling
 SOLVER_DEVICE = torch.device("cpu")
+FARTHEST = 4.0  # refits ignore solver states beyond this many fit radii
 
 
 @dataclass
@@ -89,7 +91,9 @@ def refine_surrogate(decoder: KinematicMap, surrogate: Surrogate, states: torch.
     started = time.perf_counter() - surrogate.seconds
     rng = np.random.default_rng(seed)
     states = states.detach().to(surrogate.q)
-    states = states[torch.isfinite(states).all(1)]
+    # a locating solve that blew up leaves far or non-finite states: they are no region to sample
+    keep = torch.isfinite(states).all(1) & (torch.linalg.vector_norm(states, dim=1) <= FARTHEST * surrogate.pmap.scale)
+    states = states[keep]
     noise = torch.as_tensor(rng.normal(scale=spread, size=(len(states), per_state, states.shape[1])),
                             dtype=states.dtype, device=states.device)
     extra = torch.cat([states, (states[:, None, :] + noise).reshape(-1, states.shape[1])])

@@ -28,8 +28,8 @@ def monomial_exponents(num_coords: int, degree: int) -> torch.Tensor:
 
 
 def monomials(u: torch.Tensor, exponents: torch.Tensor) -> torch.Tensor:
-    """phi(u): (..., k) -> (..., P); 0^0 = 1."""
-    return torch.prod(u[..., None, :] ** exponents.to(u.device), dim=-1)
+    """phi(u): (..., k) -> (..., P) for exponents (P, k) (integer or float, on u's device); 0^0 = 1."""
+    return torch.prod(u[..., None, :] ** exponents, dim=-1)
 
 
 def _derivative_operators(exponents: torch.Tensor) -> torch.Tensor:
@@ -72,6 +72,7 @@ class PolynomialMap:
         return int(self.exponents.sum(1).max())
 
     def __post_init__(self):
+        self._powers = self.exponents.to(self.stack.device, self.stack.dtype)  # float powers: the fast pow
         rows, cols = torch.triu_indices(self.num_coords, self.num_coords)
         self._pairs = (rows.to(self.stack.device), cols.to(self.stack.device))
         # d2x[v, v] = sum_{i <= l} (2 - [i = l]) v_i v_l d2x/dq_i dq_l
@@ -79,14 +80,14 @@ class PolynomialMap:
 
     def _blocks(self, q: torch.Tensor, count: int) -> torch.Tensor:
         """The first `count` blocks (x, then dx/dq_i, then the pairs) at q (..., k): (..., count, n, 3)."""
-        phi = monomials(q.to(self.stack.dtype) / self.scale, self.exponents)
+        phi = monomials(q.to(self.stack.dtype) / self.scale, self._powers)
         width = 3 * self.num_points
         return (phi @ self.stack[:, :count * width]).reshape(*q.shape[:-1], count, self.num_points, 3)
 
     def positions(self, q: torch.Tensor) -> torch.Tensor:
         """(..., k) -> (..., n, 3) metres."""
         width = 3 * self.num_points
-        phi = monomials(q.to(self.stack.dtype) / self.scale, self.exponents)
+        phi = monomials(q.to(self.stack.dtype) / self.scale, self._powers)
         return (phi @ self.stack[:, :width]).reshape(*q.shape[:-1], self.num_points, 3)
 
     def expand(self, q: torch.Tensor, qdot: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

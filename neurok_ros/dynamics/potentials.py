@@ -69,16 +69,25 @@ def potential_energy(potentials: Potentials, x: torch.Tensor, q: torch.Tensor,
     return v
 
 
+def point_gradient(potentials: Potentials, x: torch.Tensor, masses: torch.Tensor) -> torch.Tensor:
+    """dV/dx (n, 3), newtons (the negative point forces) of gravity and the elastic term."""
+    gradient = torch.zeros_like(x)
+    if any(potentials.gravity):
+        gradient = gradient - masses[:, None] * _gravity_vector(potentials, x)
+    if potentials.stiffness:
+        gradient = gradient + potentials.stiffness * masses[:, None] * (x - potentials.rest_positions)
+    return gradient
+
+
+def barrier_gradient(potentials: Potentials, q: torch.Tensor) -> torch.Tensor | float:
+    """dV_barrier/dq (k_q,), or 0.0 without a barrier."""
+    if not potentials.barrier:
+        return 0.0
+    z = _latent_offset(potentials, q)
+    return potentials.barrier * (z if potentials.basis is None else potentials.basis.T @ z)
+
+
 def potential_gradient(potentials: Potentials, x: torch.Tensor, jacobian: torch.Tensor, q: torch.Tensor,
                        masses: torch.Tensor) -> torch.Tensor:
     """dV/dq (k_q,), joules per unit q. x: (n, 3); jacobian: (3n, k_q); q: (k_q,); masses: (n,)."""
-    point_force = torch.zeros_like(x)
-    if any(potentials.gravity):
-        point_force = point_force - masses[:, None] * _gravity_vector(potentials, x)
-    if potentials.stiffness:
-        point_force = point_force + potentials.stiffness * masses[:, None] * (x - potentials.rest_positions)
-    grad = jacobian.T @ point_force.reshape(-1)
-    if potentials.barrier:
-        z = _latent_offset(potentials, q)
-        grad = grad + potentials.barrier * (z if potentials.basis is None else potentials.basis.T @ z)
-    return grad
+    return jacobian.T @ point_gradient(potentials, x, masses).reshape(-1) + barrier_gradient(potentials, q)

@@ -205,7 +205,7 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
     if settings.dynamics_map == "polynomial":
         surrogate = fit_surrogate(kmap, settings.surrogate_degree, settings.surrogate_radius, settings.seed)
         rounds = settings.surrogate_refinements
-        # the solves that only show the refits where to sample run at looser tolerances
+        # the solves that only show the refits where to sample take fixed rk4 steps (solve, locating=True)
         system, trajectory = solve(surrogate.kmap, locating=rounds > 0)
         for round_ in range(rounds):
             surrogate = refine_surrogate(kmap, surrogate, trajectory.q, seed=settings.seed + 1 + round_)

@@ -15,6 +15,7 @@ import numpy as np
 from neurok_ros.data.instance_format import load_instance
 from neurok_ros.evaluation.rigid_checks import door_check, lid_check
 from neurok_ros.kinematics.instance import load_default_model
+from neurok_ros.visualisation.figure_file import save_figure
 
 
 def plot(lids: list[dict], doors: list[dict], out: Path) -> None:
@@ -26,7 +27,8 @@ def plot(lids: list[dict], doors: list[dict], out: Path) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for record in lids:
         line, = axes[0].plot(record["times"], np.degrees(record["angle_learned"]), label=f"{record['file']} learned")
-        axes[0].plot(record["times"], np.degrees(record["angle_ideal"]), "--", color=line.get_color(), label="rigid ideal")
+        axes[0].plot(record["times"], np.degrees(record["angle_ideal"]), "--", color=line.get_color(),
+                     label="rigid ideal")
     axes[0].set(title="lid under gravity: rotation about the hinge", xlabel="time (s)", ylabel="angle (deg)")
     for record in doors:
         line, = axes[1].plot(record["times"], np.degrees(record["angle_learned"]), label=f"{record['file']} learned")
@@ -36,8 +38,7 @@ def plot(lids: list[dict], doors: list[dict], out: Path) -> None:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(out, dpi=100)
-    plt.close(fig)
+    save_figure(fig, out, dpi=100)
 
 
 def main() -> int:
@@ -75,7 +76,8 @@ def main() -> int:
               "| door Kabsch RMS max (mm) | frame motion max (mm) | contact velocity residual |",
               "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in doors:
-        lines.append(f"| {r['file']} | {r['radius_m']:.3f} | {r['speed_m_s']:.2f} | {r['angle_learned_at_end_deg']:.2f} | "
+        lines.append(f"| {r['file']} | {r['radius_m']:.3f} | {r['speed_m_s']:.2f} | "
+                     f"{r['angle_learned_at_end_deg']:.2f} | "
                      f"{r['angle_ideal_at_end_deg']:.2f} | {r['angle_error_rms_deg']:.2f} | "
                      f"{r['door_kabsch_rms_max_m'] * 1e3:.1f} | {r['frame_motion_max_m'] * 1e3:.1f} | "
                      f"{r['contact_velocity_residual']:.4f} |")

@@ -7,6 +7,7 @@ import numpy as np
 
 from neurok_ros.data.dataset_check import read_manifest
 from neurok_ros.data.instance_format import load_instance
+from neurok_ros.visualisation.figure_file import save_figure
 from neurok_ros.visualisation.mesh_render import draw_mesh
 
 KIND_COLOURS = {"articulated": "#6f9fd8", "elastic": "#e0a050", "cloth": "#7cc47c"}
@@ -40,8 +41,4 @@ def render_contact_sheet(root: str | Path, out_path: str | Path, per_category: i
             draw_mesh(ax, pose, inst.faces, KIND_COLOURS.get(inst.kind, "#999999"), bounds)
             ax.set_title(f"{inst.category}  {title}" if col == 0 else title, fontsize=8)
     fig.subplots_adjust(left=0, right=1, top=0.98, bottom=0.01, wspace=0, hspace=0.15)
-    out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out_path)
-    plt.close(fig)
-    return out_path
+    return save_figure(fig, out_path)

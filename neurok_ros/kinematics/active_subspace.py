@@ -54,7 +54,8 @@ def subspace_from_outer_product(C: torch.Tensor, explained_variance: float = 0.9
         k_q = 1
     else:
         cumulative = torch.cumsum(eigenvalues, 0) / total
-        k_q = int(torch.searchsorted(cumulative, torch.tensor(explained_variance, dtype=cumulative.dtype, device=cumulative.device))) + 1
+        threshold = torch.tensor(explained_variance, dtype=cumulative.dtype, device=cumulative.device)
+        k_q = int(torch.searchsorted(cumulative, threshold)) + 1
     k_q = max(1, min(k_q, int(max_coords), C.shape[0]))
     explained = float(eigenvalues[:k_q].sum()) / total if total > 0 else 1.0
     return Subspace(eigenvectors[:, :k_q].to(C.dtype), eigenvalues.to(C.dtype), explained)

@@ -66,8 +66,9 @@ class TrajectoryReply:
     def save(self, path, **extra) -> None:
         """Write an .npz: frames, times, vertices, faces, frame_id, stamp, latency_s, energy (when
         known) and extra arrays."""
-        if self.energy is not None:
-            extra = {"energy": self.energy, **extra}
+        energy = self.energy
+        if energy is not None:
+            extra = {"energy": energy, **extra}
         np.savez_compressed(path, frames=self.frames, times=self.times,
                             vertices=self.vertices if self.vertices is not None else np.zeros((0, 3)),
                             faces=self.faces if self.faces is not None else np.zeros((0, 3), np.int64),

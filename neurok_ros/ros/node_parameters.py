@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, make_dataclass
 from typing import Optional
 
 from neurok_ros.config_files import config_path, load_yaml
 from neurok_ros.errors import NeurokInputError
+from neurok_ros.simulation.settings import DERIVATIVES, DYNAMICS_MAPS, METHODS
 
 NODE_NAME = "neurok_node"
 PARAMS_FILE = "neurok.yaml"
@@ -38,6 +39,11 @@ class ParameterSpec:
     high: Optional[float] = None
     read_only: bool = False
     constraints: str = ""
+
+
+def _one_of(choices) -> str:
+    """("a", "b", "c") -> "a, b or c"."""
+    return ", ".join(choices[:-1]) + " or " + choices[-1]
 
 
 SIMULATION = "simulation"  # group of the parameters that mirror config/simulation.yaml
@@ -71,11 +77,11 @@ SPECS = (
     ParameterSpec("simulation_points", "integer", "surface points that carry the mass", 4, 1_000_000),
     ParameterSpec("coordinates", "integer", "at most this many simulated latent directions; 0: all", 0, 1024),
     ParameterSpec("method", "string", "integrator: dp45 (lean adaptive Dormand-Prince) or a torchdiffeq method",
-                  constraints="dp45, rk4, dopri5, euler, midpoint, bosh3, adaptive_heun, fehlberg2 or dopri8"),
+                  constraints=_one_of(METHODS)),
     ParameterSpec("step_size", "double", "rk4 (fixed-step) step, s", 1.0e-6, 10.0),
-    ParameterSpec("derivatives", "string", "how the decoder map is differentiated", constraints="auto, fd or ad"),
+    ParameterSpec("derivatives", "string", "how the decoder map is differentiated", constraints=_one_of(DERIVATIVES)),
     ParameterSpec("dynamics_map", "string", "what the solver differentiates: a polynomial fitted to the decoder "
-                  "(fast) or the decoder itself", constraints="polynomial or decoder"),
+                  "(fast) or the decoder itself", constraints=_one_of(DYNAMICS_MAPS)),
     ParameterSpec("surrogate_degree", "integer", "degree of the polynomial map", 1, 8),
     ParameterSpec("surrogate_radius", "double", "radius of the polynomial's first samples, latent units",
                   1.0e-3, 1.0e3),
@@ -98,53 +104,21 @@ SIMULATION_PARAMETERS = ("duration", "fps", "gravity", "stiffness", "damping", "
                          "drag_stiffness", "drag_damping", "simulation_points", "coordinates",
                          "method", "step_size", "derivatives", "dynamics_map", "surrogate_degree",
                          "surrogate_radius", "surrogate_refinements", "output_points")
-_CHOICES = {"method": ("dp45", "rk4", "dopri5", "euler", "midpoint", "bosh3", "adaptive_heun", "fehlberg2", "dopri8"),
-            "derivatives": ("auto", "fd", "ad"), "dynamics_map": ("polynomial", "decoder")}
+_CHOICES = {"method": METHODS, "derivatives": DERIVATIVES, "dynamics_map": DYNAMICS_MAPS}
 
 
-@dataclass(frozen=True)
-class NodeSettings:
-    """The node's parameters, read at one instant (see SPECS for meanings and units)."""
+def _simulation_overrides(self) -> dict:
+    """{field: value} for neurok_ros.simulation.settings_from (coordinates 0 -> None: all)."""
+    values = {name: getattr(self, name) for name in SIMULATION_PARAMETERS}
+    values["gravity"] = tuple(values["gravity"])
+    values["coordinates"] = values["coordinates"] or None
+    return values
 
-    checkpoint: str
-    device: str
-    threads: int
-    warmup: bool
-    frame_id: str
-    duration: float
-    fps: float
-    gravity: tuple
-    stiffness: float
-    damping: float
-    mass: float
-    barrier: float
-    contact_tolerance: float
-    drag_stiffness: float
-    drag_damping: float
-    simulation_points: int
-    coordinates: int
-    method: str
-    step_size: float
-    derivatives: str
-    dynamics_map: str
-    surrogate_degree: int
-    surrogate_radius: float
-    surrogate_refinements: int
-    output_points: int
-    max_vertices: int
-    decimate: bool
-    click_speed: float
-    cache_size: int
-    playback_rate: float
-    playback_loop: bool
-    diagnostics_period: float
 
-    def simulation_overrides(self) -> dict:
-        """{field: value} for neurok_ros.simulation.settings_from (coordinates 0 -> None: all)."""
-        values = {name: getattr(self, name) for name in SIMULATION_PARAMETERS}
-        values["gravity"] = tuple(values["gravity"])
-        values["coordinates"] = values["coordinates"] or None
-        return values
+_PYTHON_TYPES = {"double": float, "integer": int, "string": str, "bool": bool, "double_array": tuple}
+# The node's parameters read at one instant: one field per SPECS entry (meanings and units there).
+NodeSettings = make_dataclass("NodeSettings", [(spec.name, _PYTHON_TYPES[spec.kind]) for spec in SPECS],
+                              frozen=True, namespace={"simulation_overrides": _simulation_overrides})
 
 
 def simulation_defaults() -> dict:
@@ -210,7 +184,7 @@ def check_value(spec: ParameterSpec, value) -> Optional[str]:
     if spec.name == "device" and not _DEVICE.match(value):
         return f"parameter device must be auto, cpu, cuda, cuda:N or mps, got {value!r}"
     if spec.name in _CHOICES and value not in _CHOICES[spec.name]:
-        return f"parameter {spec.name} must be one of {', '.join(_CHOICES[spec.name])}, got {value!r}"
+        return f"parameter {spec.name} must be one of {_one_of(_CHOICES[spec.name])}, got {value!r}"
     return None
 
 

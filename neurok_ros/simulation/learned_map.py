@@ -38,10 +38,11 @@ FLOAT32_STEPS = (0.011, 0.098)  # (h1, h2) of KinematicMap for a float32 decoder
 @dataclass
 class LearnedMap:
     """kmap: the KinematicMap (metres, kg, float64 state); samples: the surface samples (mesh frame)
-    that carry the mass (points 0 .. s-1; the massless extra points follow); directions: U (k_q, k_sim), the simulated directions in the
-    instance's coordinates; inertia: the eigenvalues of M(0) (k_q,), kg m^2 per unit q^2, largest
-    first; basis: A U (k, k_sim), the latent directions that are simulated;
-    latent_offset: z_rest - mu (k,); rest_positions: x(q = 0) (n, 3) metres, the decoded input pose."""
+    that carry the mass (points 0 .. s-1; the massless extra points follow); directions: U
+    (k_q, k_sim), the simulated directions in the instance's coordinates; inertia: the eigenvalues
+    of M(0) (k_q,), kg m^2 per unit q^2, largest first; basis: A U (k, k_sim), the latent directions
+    that are simulated; latent_offset: z_rest - mu (k,); rest_positions: x(q = 0) (n, 3) metres,
+    the input pose (exactly, with rest-anchored decoding)."""
 
     kmap: KinematicMap
     samples: SurfaceSamples

@@ -243,9 +243,9 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
     vertices, mode = decode_frames(instance, q_instance.to(instance.prior_mean.dtype), settings.output_points,
                                    settings.seed)
     decoded = time.perf_counter()
+    seconds = {"encode": instance.seconds, "simulate": simulated - started, "decode": decoded - simulated}
     summary = _summary(instance, learned, settings, trajectory, energy, residual, velocity_fit, bindings, derivatives,
-                       mode, interpolate, q_f, x_f, surrogate_report, {"encode": instance.seconds, "simulate": simulated - started,
-                                                     "decode": decoded - simulated})
+                       mode, interpolate, q_f, x_f, surrogate_report, seconds)
     return Prediction(vertices=vertices, faces=np.asarray(instance.faces), times=frames,
                       q=q_instance.cpu().numpy(), energy=energy, work=np.asarray(work),
                       dissipated=np.asarray(dissipated), points=x_f.float().cpu().numpy(),

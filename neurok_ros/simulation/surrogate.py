@@ -73,7 +73,7 @@ def _fit(decoder: KinematicMap, q: torch.Tensor, x: torch.Tensor, degree: int, r
                      time.perf_counter() - started)
 
 
-def fit_surrogate(decoder: KinematicMap, degree: int = 5, radius: float = 3.0, seed: int = 0,
+def fit_surrogate(decoder: KinematicMap, degree: int, radius: float, seed: int = 0,
                   oversampling: float = 1.5) -> Surrogate:
     """Fit the polynomial to q = 0 and oversampling * P samples in the ball of `radius`."""
     started = time.perf_counter()

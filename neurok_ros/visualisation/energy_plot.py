@@ -5,6 +5,8 @@ from pathlib import Path
 
 import numpy as np
 
+from neurok_ros.visualisation.figure_file import save_figure
+
 
 def plot_energy(times, energy, out_path: str | Path, title: str | None = None, work=None, dissipated=None,
                 relative: bool = True) -> Path:
@@ -47,8 +49,4 @@ def plot_energy(times, energy, out_path: str | Path, title: str | None = None, w
     if title:
         top.set_title(title, fontsize=10)
     fig.tight_layout()
-    out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out_path)
-    plt.close(fig)
-    return out_path
+    return save_figure(fig, out_path)

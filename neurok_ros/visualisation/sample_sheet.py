@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
+from neurok_ros.visualisation.figure_file import save_figure
 from neurok_ros.visualisation.mesh_render import draw_mesh
 
 INPUT_COLOUR, SAMPLE_COLOUR = "#8a8a8a", "#4a78b5"
@@ -30,8 +31,4 @@ def render_sample_sheet(rest: np.ndarray, samples: np.ndarray, faces: np.ndarray
         draw_mesh(ax, shape, faces, INPUT_COLOUR if i == 0 else SAMPLE_COLOUR, bounds)
         ax.set_title(name, fontsize=9)
     fig.subplots_adjust(left=0, right=1, top=0.95, bottom=0, wspace=0, hspace=0.1)
-    out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out_path)
-    plt.close(fig)
-    return out_path
+    return save_figure(fig, out_path)

@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from neurok_ros.visualisation.figure_file import save_figure
+
 
 def read_log(path: str | Path) -> tuple[list[dict], list[dict]]:
     """(training records, validation records) of one .log.jsonl file."""
@@ -31,8 +33,4 @@ def plot_training_curves(logs: dict[str, str | Path], out_path: str | Path, offs
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     fig.tight_layout()
-    out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out_path)
-    plt.close(fig)
-    return out_path
+    return save_figure(fig, out_path)

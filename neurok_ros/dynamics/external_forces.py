@@ -33,11 +33,12 @@ class PushForce:
     def breakpoints(self) -> List[float]:
         return [float(self.t0), float(self.t1)]
 
-    def contact_forces(self, t, t_mid: float, x_c: torch.Tensor, v_c: torch.Tensor) -> torch.Tensor:
-        """(C, 3) newtons: the push inside its window, zero outside."""
-        if self.t0 <= t_mid <= self.t1:
-            return self.force.to(x_c.dtype).to(x_c.device)
-        return torch.zeros_like(x_c)
+    def contact_forces(self, t, t_mid: float, x_c, v_c):
+        """(C, 3) newtons: the push inside its window, zero outside; a NumPy array for NumPy x_c."""
+        inside = self.t0 <= t_mid <= self.t1
+        if isinstance(x_c, np.ndarray):
+            return self.force.double().cpu().numpy() if inside else np.zeros_like(x_c)
+        return self.force.to(x_c.dtype).to(x_c.device) if inside else torch.zeros_like(x_c)
 
 
 @dataclass
@@ -67,22 +68,32 @@ class DragForce:
     def breakpoints(self) -> List[float]:
         return list(self.path_times)
 
-    def target(self, t, t_mid: float, like: torch.Tensor):
-        """Path point p(t) and velocity p'(t), (C, 3) each, on the segment holding t_mid."""
-        path = self.path_positions.to(like.dtype).to(like.device)
-        times = self.path_times
-        s = bisect.bisect_right(times, t_mid) - 1
-        if s < 0:
-            return path[0], torch.zeros_like(path[0])
-        if s >= len(times) - 1:
-            return path[-1], torch.zeros_like(path[-1])
-        slope = (path[s + 1] - path[s]) / (times[s + 1] - times[s])
-        return path[s] + (t - times[s]) * slope, slope
+    def target(self, t, t_mid: float, like):
+        """Path point p(t) and velocity p'(t), (C, 3) each, on the segment holding t_mid; NumPy
+        arrays when `like` is one, else tensors of its dtype and device."""
+        if isinstance(like, np.ndarray):
+            path = self.path_positions.double().cpu().numpy()
+        else:
+            path = self.path_positions.to(like.dtype).to(like.device)
+        return path_target(self.path_times, path, t, t_mid)
 
-    def contact_forces(self, t, t_mid: float, x_c: torch.Tensor, v_c: torch.Tensor) -> torch.Tensor:
-        """(C, 3) newtons."""
+    def contact_forces(self, t, t_mid: float, x_c, v_c):
+        """(C, 3) newtons (tensors, or NumPy arrays for NumPy x_c and v_c)."""
         p, pdot = self.target(t, t_mid, x_c)
         return self.stiffness * (p - x_c) - self.damping * (v_c - pdot)
+
+
+def path_target(times: Sequence[float], path, t, t_mid: float):
+    """p(t) and p'(t), (C, 3) each, of the piecewise-linear path (P, C, 3) (a torch tensor or a NumPy
+    array) through knots at `times` (P,) s, on the segment holding t_mid; held before the first
+    knot and after the last."""
+    s = bisect.bisect_right(times, t_mid) - 1
+    if s < 0:
+        return path[0], 0.0 * path[0]
+    if s >= len(times) - 1:
+        return path[-1], 0.0 * path[-1]
+    slope = (path[s + 1] - path[s]) / (times[s + 1] - times[s])
+    return path[s] + (t - times[s]) * slope, slope
 
 
 def drag_from_conditions(conditions: ContactConditions, contacts: Contacts, start: torch.Tensor,

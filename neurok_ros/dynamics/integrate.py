@@ -1,5 +1,9 @@
 """Time integration of the latent Euler–Lagrange equations with torchdiffeq, and energy per frame.
 
+Method "dp45" (dormand_prince.py) steps a float64 NumPy state; on a polynomial map its right-hand
+side is the NumPy one of polynomial_rhs.py, otherwise lagrangian.py's torch one, wrapped. torchdiffeq
+methods get the torch right-hand side (or the NumPy one wrapped, on a polynomial map).
+
 The time span is split at the breakpoints of the external forces (push windows, drag-path knots)
 so that no step straddles a jump. Fixed-step methods (rk4, ...) use a grid that contains every
 output time and sub-steps of at most `step_size`, so frames are solver states, never interpolated.
@@ -10,12 +14,14 @@ import time
 from dataclasses import dataclass
 from typing import List, Optional, Sequence
 
+import numpy as np
 import torch
 from torchdiffeq import odeint
 
 from neurok_ros.dynamics.dormand_prince import dormand_prince
 from neurok_ros.dynamics.kinematic_map import positions_and_velocities, resolved_method
 from neurok_ros.dynamics.lagrangian import LagrangianSystem, pack_state, state_derivative, unpack_state
+from neurok_ros.dynamics.polynomial_rhs import numpy_state_derivative
 from neurok_ros.dynamics.potentials import potential_energy
 
 FIXED_STEP = ("rk4", "euler", "midpoint", "explicit_adams", "implicit_adams")
@@ -98,7 +104,11 @@ def simulate(system: LagrangianSystem, q0: torch.Tensor, qdot0: torch.Tensor, t_
         options["grid_constructor"] = _grid_with_substeps(float(step_size))
     evaluations = 0
     started = time.perf_counter()
-    with torch.no_grad():
+    fast = numpy_state_derivative(system)
+    dtype, device = q0.dtype, q0.device
+    # a diverging solve (e.g. a locating solve on a first, coarse surrogate) ends in inf / NaN states,
+    # which the caller checks; NumPy would warn on every step on the way
+    with torch.no_grad(), np.errstate(over="ignore", invalid="ignore"):
         y = pack_state(q0, qdot0)
         states = [None] * times.numel()
         states[0] = y
@@ -108,15 +118,24 @@ def simulate(system: LagrangianSystem, q0: torch.Tensor, qdot0: torch.Tensor, t_
                 continue
             inside = [i for i in range(times.numel()) if a < float(times[i]) < b]
             seg_t = torch.cat([times.new_tensor([a]), times[inside], times.new_tensor([b])])
-            rhs = state_derivative(system, 0.5 * (a + b))
+            t_mid = 0.5 * (a + b)
+            rhs = state_derivative(system, t_mid)
 
-            def counted(t, state, rhs=rhs):
+            def counted(t, state, rhs=rhs, t_mid=t_mid):
                 nonlocal evaluations
                 evaluations += 1
+                if method == "dp45":  # NumPy in, NumPy out
+                    if fast is not None:
+                        return fast(t, t_mid, state)
+                    return rhs(t, torch.as_tensor(state, dtype=dtype, device=device)).double().cpu().numpy()
+                if fast is not None:
+                    return torch.as_tensor(fast(float(t), t_mid, state.double().cpu().numpy()), dtype=dtype,
+                                           device=device)
                 return rhs(t, state)
 
             if method == "dp45":
-                solution = dormand_prince(counted, y, seg_t, rtol=rtol, atol=atol)
+                solution = torch.as_tensor(dormand_prince(counted, y.double().cpu().numpy(), seg_t.double().cpu().numpy(),
+                                                          rtol=rtol, atol=atol), dtype=dtype, device=device)
             else:
                 solution = odeint(counted, y, seg_t, method=method, rtol=rtol, atol=atol, options=options)
             for j, i in enumerate(inside):

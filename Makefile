@@ -8,7 +8,7 @@ SYSPY   ?= python3
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt setup.py
+$(STAMP): requirements.txt setup.py setup.cfg
 	@if [ "$$(id -u)" = "0" ] && ! ldconfig -p | grep -q libusb-1.0.so.0; then \
 		echo "installing libusb-1.0-0 (needed by open3d)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libusb-1.0-0 >/dev/null; \

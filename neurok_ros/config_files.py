@@ -1,7 +1,9 @@
 """Locate and read the YAML files under config/ (the one place where defaults live).
 
-Search order: the source checkout (editable install, tests), then `<prefix>/share/neurok_ros/config`
-(pip install with data_files, or a colcon install space).
+Search order: the source checkout (editable install, tests), then the share folder of the prefix
+this package is installed in (a colcon install space: <prefix>/lib/pythonX.Y/site-packages/neurok_ros
+-> <prefix>/share/neurok_ros/config), then that of the running Python (a pip install with
+data_files).
 """
 from __future__ import annotations
 
@@ -12,12 +14,15 @@ import yaml
 
 from neurok_ros.errors import NeurokInputError
 
-_SOURCE_CONFIG = Path(__file__).resolve().parents[1] / "config"
+_HERE = Path(__file__).resolve()
+_SOURCE_CONFIG = _HERE.parents[1] / "config"
+_INSTALL_PREFIX = _HERE.parents[4] if len(_HERE.parents) > 4 else _HERE.parents[-1]
 
 
 def config_path(name: str) -> Path:
     """Path of config/<name>, e.g. "dataset.yaml" or "model/default.yaml"."""
-    candidates = [_SOURCE_CONFIG / name, Path(sys.prefix) / "share" / "neurok_ros" / "config" / name]
+    candidates = [_SOURCE_CONFIG / name] + [prefix / "share" / "neurok_ros" / "config" / name
+                                            for prefix in (_INSTALL_PREFIX, Path(sys.prefix))]
     for candidate in candidates:
         if candidate.is_file():
             return candidate

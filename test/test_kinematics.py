@@ -120,7 +120,8 @@ def test_ik_recovers_a_pose_in_an_analytic_toy_space():
     truth = torch.tensor([[0.9, 0.12]])
     _, observed_samples = toy.surface_samples(1500, seed=7)  # other samples than the fit's: no correspondence
     observed = toy.positions(truth, observed_samples)[0]
-    result = fit_pose(toy, observed, IKConfig(points=600, starts=4, q_steps=120, z_steps=30, q_rate=0.05))
+    result = fit_pose(toy, observed, IKConfig(points=600, starts=4, q_steps=120, z_steps=30, q_rate=0.05,
+                                              z_rate=0.03, rest_check=False))  # the toy has no mesh
     assert abs(float(result.z[0]) - 0.9) < 0.03 and abs(float(result.z[1]) - 0.12) < 0.01
     assert result.loss < 1e-3 and result.start_losses.shape == (4,)
 
@@ -133,15 +134,39 @@ def test_chamfer_l2_matches_the_brute_force_definition():
     torch.testing.assert_close(chamfer_l2(a, b), expected)
 
 
-def test_cli_ik_and_sample(tmp_path, laptop, capsys):
-    V, F, _ = laptop
-    hinge_turn = V.copy()  # TARGET: the lid (vertices above the base) turned a little about the hinge
+def _lid_turned(V: np.ndarray, angle: float) -> np.ndarray:
+    """The example laptop with its lid (the vertices above 30% of the height) turned about the hinge."""
+    turned = V.copy()
     lid = V[:, 2] > V[:, 2].min() + 0.3 * (V[:, 2].max() - V[:, 2].min())
-    c, s = math.cos(0.2), math.sin(0.2)
+    c, s = math.cos(angle), math.sin(angle)
     pivot = V[lid].min(axis=0)
     local = V[lid] - pivot
-    hinge_turn[lid] = pivot + np.stack([local[:, 0], c * local[:, 1] - s * local[:, 2],
-                                        s * local[:, 1] + c * local[:, 2]], 1)
+    turned[lid] = pivot + np.stack([local[:, 0], c * local[:, 1] - s * local[:, 2], s * local[:, 1] + c * local[:, 2]], 1)
+    return turned
+
+
+def test_ik_keeps_the_input_pose_when_the_observation_shows_it(laptop):
+    """Observed samples of SOURCE itself: the rest check returns q = 0 (SOURCE exactly) rather than
+    a fit to the sampling noise; a turned lid: the fit wins and is closer to it than SOURCE."""
+    from neurok_ros.geometry.surface_sampling import sample_surface
+
+    V, F, instance = laptop
+    config = IKConfig(starts=2, q_steps=25, z_steps=15)
+    for target, moved in ((V, False), (_lid_turned(V, 0.3), True)):
+        observed = instance.transform.apply(sample_surface(target, F, 2048, np.random.default_rng(5)).points)
+        result = fit_pose(instance, torch.as_tensor(observed, dtype=torch.float32), config)
+        assert result.kept_rest is not moved, result.surface_errors
+        fitted = instance.decode(z=result.z)
+        if moved:
+            assert np.abs(fitted - target).mean() < 0.8 * np.abs(V - target).mean()
+            assert result.surface_errors["fit"] < 0.5 * result.surface_errors["rest"]
+        else:
+            assert np.abs(fitted - V).max() < 1e-5 and float(result.q.abs().max()) < 1e-5
+
+
+def test_cli_ik_and_sample(tmp_path, laptop, capsys):
+    V, F, _ = laptop
+    hinge_turn = _lid_turned(V, 0.2)
     source, target = tmp_path / "source.ply", tmp_path / "target.ply"
     save_mesh(source, V, F)
     save_mesh(target, hinge_turn, F)

@@ -245,7 +245,11 @@ def render_markdown(config: EvalConfig, methods: list[Method], records: list[dic
               f"{ik.starts} starts (as in `fit_pose`: the SOURCE pose itself, the prior mean, prior draws), "
               f"{ik.q_steps} Adam steps in q at "
               f"{ik.q_rate}, then {ik.z_steps} steps in z at {ik.z_rate}, Chamfer-L2 on {ik.points} decoded "
-              f"SOURCE samples against the TARGET samples, prior weight {ik.prior_weight:g}. "
+              f"SOURCE samples against the TARGET samples, prior weight {ik.prior_weight:g}"
+              + (f"; then the rest check: the fit is kept only if its surface error (TARGET samples to the "
+                 f"decoded mesh surface, plus fresh decoded samples to TARGET) is more than "
+                 f"{100 * ik.rest_margin:g}% below that of SOURCE itself (q = 0), else q = 0 is returned"
+                 if ik.rest_check else "") + ". "
               f"\"IK seconds\" is the fit alone; encoding is listed below the table.",
               f"- PCA baseline: displacement fields of {pca_facts['config']['num_pairs']} seeded training pairs "
               f"(train split), each in its M0's normalised frame, splatted onto a "
@@ -257,7 +261,7 @@ def render_markdown(config: EvalConfig, methods: list[Method], records: list[dic
               f"trilinear interpolation of mean + components c; c is fitted like NeuROK's q: same sample "
               f"count, Chamfer-L2 objective, prior weight, {ik.starts} starts (c = 0, the c closest to no "
               f"displacement, draws from N(0, I) in units of each component's standard deviation), "
-              f"{ik.q_steps} + {ik.z_steps} Adam steps.",
+              f"{ik.q_steps} + {ik.z_steps} Adam steps at {ik.q_rate} and {ik.z_rate} (no rest check).",
               "- Identity baseline: prediction = SOURCE.",
               "", "## Results", ""]
     lines += report.main_table([(m.key, m.label) for m in methods], records)

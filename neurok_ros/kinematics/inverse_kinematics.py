@@ -5,14 +5,23 @@ source is used. Objective: symmetric Chamfer-L2 between decoded surface samples 
 the observed points, plus a small prior term. Several starts run as one batch (q = 0, the input pose;
 the prior mean's coordinates; draws from the prior z ~ N(mu, I) projected on the subspace); the best
 is then refined in the full latent space z. Both stages add the prior term 1/2 w |z - mu|^2.
+
+Last, the fit must beat the input pose itself (q = 0, which decodes to SOURCE exactly) on a
+measure that sampling noise cannot fool (`surface_error`: the observed points' squared distance to
+the decoded mesh surface, plus fresh decoded samples' squared distance to the observed points).
+Chamfer between two samplings of the same surface is not zero, and the fit would otherwise chase
+that noise and move a shape the observation shows at rest.
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
 
+import igl
+import numpy as np
 import torch
 
+from neurok_ros.geometry.surface_sampling import evaluate_samples
 from neurok_ros.kinematics.instance import NeuROKInstance
 
 
@@ -20,28 +29,46 @@ from neurok_ros.kinematics.instance import NeuROKInstance
 class IKConfig:
     """points: decoded source samples per start; starts: batch of initial q; q_steps / z_steps: Adam
     iterations in q, then in z (0 skips the refinement); q_rate / z_rate: Adam step sizes;
-    prior_weight: w of the prior term 1/2 w |z - mu|^2."""
+    prior_weight: w of the prior term 1/2 w |z - mu|^2; rest_check: keep q = 0 unless the fit has a
+    lower surface_error (tolerance rest_margin, relative)."""
 
     points: int = 512
     starts: int = 8
     q_steps: int = 60
-    z_steps: int = 30
+    z_steps: int = 60
     q_rate: float = 0.15
-    z_rate: float = 0.03
+    z_rate: float = 0.1
     prior_weight: float = 1e-4
+    rest_check: bool = True
+    rest_margin: float = 0.02
     seed: int = 0
 
 
 @dataclass
 class IKResult:
     """q (k_q,), z (k,): the fit; loss: its objective; start_losses (starts,) after the q stage;
-    seconds: wall time of the fit."""
+    seconds: wall time of the fit; surface_errors: {"fit": ..., "rest": ...} of the rest check
+    (normalised units squared), and kept_rest: whether the input pose won it."""
 
     q: torch.Tensor
     z: torch.Tensor
     loss: float
     start_losses: torch.Tensor
     seconds: float
+    surface_errors: dict | None = None
+    kept_rest: bool = False
+
+
+def surface_error(instance: NeuROKInstance, z: torch.Tensor, target: np.ndarray, samples) -> float:
+    """Mean squared distance (normalised units^2) from the observed points (M, 3, normalised frame) to
+    the surface decoded at z (k,), plus that of the decoded surface samples (SurfaceSamples of the
+    input mesh, re-evaluated on the decoded vertices) to their nearest observed point."""
+    vertices = instance.transform.apply(instance.decode(z=z))
+    faces = np.asarray(instance.faces, dtype=np.int64)
+    to_surface = igl.point_mesh_squared_distance(target, vertices, faces)[0]
+    points = evaluate_samples(vertices, faces, samples.face_ids, samples.barycentric)
+    to_target = torch.cdist(torch.as_tensor(points), torch.as_tensor(target)).min(dim=1).values.square()
+    return float(to_surface.mean() + to_target.mean())
 
 
 def chamfer_l2(points: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
@@ -114,5 +141,14 @@ def fit_pose(instance: NeuROKInstance, target_points: torch.Tensor, config: IKCo
 
         z, loss = adam_on_rows(z, z_objective, config.z_steps, config.z_rate)
     z = z[0].detach()
+    errors, kept_rest = None, False
+    if config.rest_check:
+        observed = target.double().cpu().numpy()
+        fresh, _ = instance.surface_samples(4 * config.points, seed=config.seed + 1)
+        errors = {"fit": surface_error(instance, z, observed, fresh),
+                  "rest": surface_error(instance, instance.rest_latent, observed, fresh)}
+        if errors["rest"] <= errors["fit"] * (1.0 + config.rest_margin):
+            z, kept_rest = instance.rest_latent.detach().clone(), True
+            loss = q_objective(torch.zeros(1, instance.k_q, dtype=z.dtype, device=z.device)).detach()
     return IKResult(instance.coordinates(z), z, float(loss[0]), start_losses.detach().cpu(),
-                    time.perf_counter() - started)
+                    time.perf_counter() - started, errors, kept_rest)

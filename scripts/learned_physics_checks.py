@@ -25,14 +25,21 @@ def plot(lids: list[dict], doors: list[dict], out: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for record in lids:
-        line, = axes[0].plot(record["times"], np.degrees(record["angle_learned"]), label=f"{record['file']} learned")
-        axes[0].plot(record["times"], np.degrees(record["angle_ideal"]), "--", color=line.get_color(),
-                     label="rigid ideal")
+    for record in lids:  # the ideal once per instance (the free run comes first), pinned runs dotted
+        style = ":" if record["pinned"] else "-"
+        label = f"{record['file']} learned{', base pinned' if record['pinned'] else ''}"
+        line, = axes[0].plot(record["times"], np.degrees(record["angle_learned"]), style, label=label)
+        if not record["pinned"]:
+            axes[0].plot(record["times"], np.degrees(record["angle_ideal"]), "--", color=line.get_color(),
+                         label="rigid ideal")
     axes[0].set(title="lid under gravity: rotation about the hinge", xlabel="time (s)", ylabel="angle (deg)")
     for record in doors:
-        line, = axes[1].plot(record["times"], np.degrees(record["angle_learned"]), label=f"{record['file']} learned")
-        axes[1].plot(record["times"], np.degrees(record["angle_ideal"]), "--", color=line.get_color(), label="v / r t")
+        style = ":" if record["pinned"] else "-"
+        label = f"{record['file']} learned{', frame pinned' if record['pinned'] else ''}"
+        line, = axes[1].plot(record["times"], np.degrees(record["angle_learned"]), style, label=label)
+        if not record["pinned"]:
+            axes[1].plot(record["times"], np.degrees(record["angle_ideal"]), "--", color=line.get_color(),
+                         label="v / r t")
     axes[1].set(title="door pushed at its edge: rotation about the hinge", xlabel="time (s)", ylabel="angle (deg)")
     for ax in axes:
         ax.grid(alpha=0.3)
@@ -50,10 +57,11 @@ def main() -> int:
     root = Path(args.data)
     test = json.loads((root / "manifest.json").read_text())["splits"]["test"]
     model, _ = load_default_model()
-    lids = [lid_check(model, load_instance(root / f), f)
-            for f in sorted(f for f in test if f.startswith("laptop_"))[:args.count]]
-    doors = [door_check(model, load_instance(root / f), f)
-             for f in sorted(f for f in test if f.startswith("door_"))[:args.count]]
+    # each instance free, then with its fixed part (base, frame) pinned as the rigid ideal has it
+    lids = [lid_check(model, load_instance(root / f), f, pin_fixed=pin)
+            for f in sorted(f for f in test if f.startswith("laptop_"))[:args.count] for pin in (False, True)]
+    doors = [door_check(model, load_instance(root / f), f, pin_fixed=pin)
+             for f in sorted(f for f in test if f.startswith("door_"))[:args.count] for pin in (False, True)]
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     figure = out.with_suffix(".png")
@@ -63,20 +71,25 @@ def main() -> int:
              f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}); see the script's docstring for the protocol.",
              "", f"![rotations]({figure.name})", "",
              "## Lid under gravity (free: no restoring, no damping; 0.3 s)", "",
-             "| instance | lid angle (rad) | ideal alpha (rad/s²) | same direction at 0.1 s | learned at 0.3 s (deg) "
+             "Each instance twice: free (nothing holds the base) and with its base pinned "
+             "(`predict_motion(..., pinned_vertices=base)`, `pin_stiffness` of config/simulation.yaml), as the rigid "
+             "ideal's table holds it.", "",
+             "| instance | base | lid angle (rad) | ideal alpha (rad/s²) | same direction at 0.1 s | learned at 0.3 s (deg) "
              "| rigid ideal at 0.3 s (deg) | lid Kabsch RMS max (mm) | base motion max (mm) |",
-             "|---|---:|---:|---|---:|---:|---:|---:|"]
+             "|---|---|---:|---:|---|---:|---:|---:|---:|"]
     for r in lids:
-        lines.append(f"| {r['file']} | {r['joint_angle_rad']:.2f} | {r['alpha_ideal_rad_s2']:.1f} | "
+        lines.append(f"| {r['file']} | {'pinned' if r['pinned'] else 'free'} | {r['joint_angle_rad']:.2f} | "
+                     f"{r['alpha_ideal_rad_s2']:.1f} | "
                      f"{'yes' if r['same_direction_at_0.1s'] else 'no'} | {r['angle_learned_at_end_deg']:.2f} | "
                      f"{r['angle_ideal_at_end_deg']:.2f} | {r['lid_kabsch_rms_max_m'] * 1e3:.1f} | "
                      f"{r['base_motion_max_m'] * 1e3:.1f} |")
     lines += ["", "## Door pushed at its free edge (no gravity, no restoring, no damping; 0.5 s)", "",
-              "| instance | r (m) | v (m/s) | learned at 0.5 s (deg) | v/r t at 0.5 s (deg) | angle error RMS (deg) "
-              "| door Kabsch RMS max (mm) | frame motion max (mm) | contact velocity residual |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+              "| instance | frame | r (m) | v (m/s) | learned at 0.5 s (deg) | v/r t at 0.5 s (deg) "
+              "| angle error RMS (deg) | door Kabsch RMS max (mm) | frame motion max (mm) | contact velocity residual |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in doors:
-        lines.append(f"| {r['file']} | {r['radius_m']:.3f} | {r['speed_m_s']:.2f} | "
+        lines.append(f"| {r['file']} | {'pinned' if r['pinned'] else 'free'} | {r['radius_m']:.3f} | "
+                     f"{r['speed_m_s']:.2f} | "
                      f"{r['angle_learned_at_end_deg']:.2f} | "
                      f"{r['angle_ideal_at_end_deg']:.2f} | {r['angle_error_rms_deg']:.2f} | "
                      f"{r['door_kabsch_rms_max_m'] * 1e3:.1f} | {r['frame_motion_max_m'] * 1e3:.1f} | "

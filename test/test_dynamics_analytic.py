@@ -315,3 +315,27 @@ def test_auto_derivatives_picks_one_and_times_both():
     chosen = choose_derivatives(kmap)
     assert chosen in ("ad", "fd") and kmap.derivatives == chosen
     assert set(kmap.timings) == {"ad", "fd"}
+
+
+def test_pinned_point_oscillates_about_its_sag_while_the_other_falls():
+    """Two points on a vertical line: A at height q0, B at q0 + q1 (one coordinate shared). A is
+    pinned (k_pin 1/s^2), B is free. Euler-Lagrange: q1 carries B's fall, and A oscillates about its
+    sag g / k_pin at sqrt(k_pin): z_A = -g / k_pin (1 - cos(sqrt(k_pin) t)), z_B = -g t^2 / 2."""
+    directions = torch.tensor([[[0.0, 0.0, 1.0], [0.0, 0.0, 1.0]], [[0.0, 0.0, 0.0], [0.0, 0.0, 1.0]]], dtype=DT)
+    rest = torch.tensor([[0.0, 0.0, 0.0], [0.5, 0.0, 0.0]], dtype=DT)
+    masses = torch.tensor([0.3, 0.7], dtype=DT)
+    kmap = KinematicMap(lambda q: rest + torch.einsum("i,ind->nd", q, directions), masses, 2,
+                        lambda q: rest + torch.einsum("bi,ind->bnd", q, directions), derivatives="fd")
+    k_pin = 400.0
+    potentials = Potentials(gravity=(0.0, 0.0, -G), rest_positions=rest, pin_stiffness=k_pin,
+                            pinned=torch.tensor([1.0, 0.0], dtype=DT))
+    times = np.linspace(0.0, 0.6, 37)
+    traj = simulate(LagrangianSystem(kmap, potentials), torch.zeros(2, dtype=DT), torch.zeros(2, dtype=DT), times,
+                    method="dp45", rtol=1e-9, atol=1e-11)
+    z_a, z_b = traj.points[:, 0, 2].numpy(), traj.points[:, 1, 2].numpy()
+    np.testing.assert_allclose(z_a, -G / k_pin * (1.0 - np.cos(math.sqrt(k_pin) * times)), atol=1e-5)  # sag 25 mm
+    np.testing.assert_allclose(z_b, -0.5 * G * times ** 2, atol=1e-5)
+    assert traj.energy_drift() < 1e-5
+    free = simulate(LagrangianSystem(kmap, Potentials(gravity=(0.0, 0.0, -G))), torch.zeros(2, dtype=DT),
+                    torch.zeros(2, dtype=DT), times, method="dp45", rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(free.points[:, 0, 2].numpy(), -0.5 * G * times ** 2, atol=1e-5)  # unpinned: falls

@@ -19,7 +19,8 @@ K, N = 3, 7
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
-def _system(gravity=(0.0, 0.0, -9.81), stiffness=40.0, barrier=0.0, damping=0.0, forces=(), basis=False):
+def _system(gravity=(0.0, 0.0, -9.81), stiffness=40.0, barrier=0.0, damping=0.0, forces=(), basis=False,
+            pin=False):
     """A degree-3 polynomial fitted to a smooth non-polynomial map of 7 points (so the fit is not
     exact and every coefficient is non-zero)."""
     gen = torch.Generator().manual_seed(3)
@@ -33,7 +34,8 @@ def _system(gravity=(0.0, 0.0, -9.81), stiffness=40.0, barrier=0.0, damping=0.0,
     pmap = fit_polynomial_map(q, truth(q), 3, scale=2.0)
     masses = torch.linspace(0.5, 1.5, N, dtype=DT)
     potentials = Potentials(gravity=gravity, stiffness=stiffness, rest_positions=pmap.positions(torch.zeros(K, dtype=DT)),
-                            barrier=barrier,
+                            pin_stiffness=900.0 if pin else 0.0,
+                            pinned=torch.tensor([1.0, 0, 0, 1, 0, 0, 0], dtype=DT) if pin else None, barrier=barrier,
                             basis=torch.randn(5, K, generator=gen, dtype=DT) if basis else None,
                             latent_offset=torch.randn(5, generator=gen, dtype=DT) * 0.1 if basis else None)
     return LagrangianSystem(polynomial_kinematic_map(pmap, masses), potentials, damping=damping, forces=forces)
@@ -52,6 +54,8 @@ def _forces():
     {"barrier": 2.0},
     {"barrier": 2.0, "basis": True, "damping": 0.7},
     {"damping": 1.5, "forces": "both"},
+    {"pin": True, "stiffness": 0.0},
+    {"pin": True, "barrier": 1.0, "forces": "both"},
 ])
 def test_numpy_right_hand_side_equals_the_torch_one(options):
     options = dict(options)

@@ -15,7 +15,7 @@ import torch
 from neurok_ros.cli import main as neurok_main
 from neurok_ros.dynamics.contact_conditions import ContactConditions
 from neurok_ros.dynamics.potentials import potential_energy, potential_gradient
-from neurok_ros.errors import ActionError
+from neurok_ros.errors import ActionError, NeurokInputError
 from neurok_ros.geometry.mesh_io import load_mesh
 from neurok_ros.kinematics.instance import DEFAULT_CHECKPOINT, encode_mesh, load_default_model
 from neurok_ros.simulation.dense_output import interpolate_states
@@ -110,6 +110,26 @@ def test_free_motion_conserves_energy(laptop):
     assert summary["energy_drift"] < 0.02
     assert summary["rhs_evaluations"] == 4 * 48
     assert summary["interpolated_frames"] is False
+
+
+def test_pin_box_and_vertex_mask_select_the_same_points(laptop):
+    """A box around the laptop's bottom slab and the mask of its vertices pin points there and only
+    there; the motion keeps T + V with the pin term in V."""
+    V, F, instance = laptop
+    bottom = V[:, 2] < V[:, 2].min() + 0.02
+    box = {"lower": tuple(V[bottom].min(0) - 1e-3), "upper": tuple(V[bottom].max(0) + 1e-3)}
+    settings = _fast(duration=0.2, method="dp45", pins=[box])
+    held = predict_motion(instance, None, settings)
+    by_mask = predict_motion(instance, None, _fast(duration=0.2, method="dp45"), pinned_vertices=bottom)
+    assert held.summary["pinned_points"] == by_mask.summary["pinned_points"] > 0
+    assert predict_motion(instance, None, _fast(duration=0.1)).summary["pinned_points"] == 0
+    points = held.summary["simulation_points"]
+    rest = held.points[0, :points]
+    inside = np.all((rest >= np.array(box["lower"])) & (rest <= np.array(box["upper"])), axis=1)
+    assert inside.sum() == held.summary["pinned_points"]
+    assert held.summary["energy_drift"] < 0.02
+    with pytest.raises(NeurokInputError, match="pinned_vertices must have shape"):
+        predict_motion(instance, None, settings, pinned_vertices=bottom[:-1])
 
 
 def test_contact_velocity_sets_the_initial_motion(laptop):
@@ -272,6 +292,7 @@ def test_cli_writes_trajectory_and_glb(laptop, tmp_path, capsys):
     (["--contact", "0", "0", "5"], "contact 0 at (0, 0, 5) is"),
     (["--contact", *map(str, LID_TOP), "--velocity", "nan", "0", "0"], "contact velocities contain NaN or inf"),
     (["--contact", "0", "0", "0", "--velocity", "1", "0", "0", "--velocity", "1", "0", "0"], "one velocity per contact"),
+    (["--pin-box", "0", "0", "0", "-1", "1", "1"], "a pin box needs X0 <= X1"),
 ])
 def test_cli_rejects_bad_actions_with_one_line(tmp_path, capsys, argv, message):
     code = neurok_main(["simulate", str(EXAMPLE), *argv, "--duration", "0.1", "--out", str(tmp_path / "t.npz")])

@@ -33,6 +33,11 @@ def register(subparsers) -> None:
                         metavar=("X", "Y", "Z", "FX", "FY", "FZ", "T0", "T1"),
                         help="push with force (FX, FY, FZ) N at the surface point nearest (X, Y, Z) for "
                              "T0 <= t <= T1 s (repeatable)")
+    parser.add_argument("--pin-box", nargs=6, type=float, action="append",
+                        metavar=("X0", "Y0", "Z0", "X1", "Y1", "Z1"),
+                        help="hold the surface inside this box (mesh frame, m) at its input pose, e.g. a "
+                             "base on a table or a frame in a wall (repeatable; stiffness: --pin-stiffness)")
+    parser.add_argument("--pin-stiffness", type=float, help="k_pin of the pin boxes, 1/s^2 (per kg)")
     parser.add_argument("--gravity", nargs=3, type=float, metavar=("GX", "GY", "GZ"), help="m/s^2")
     parser.add_argument("--stiffness", type=float, help="elastic restoring k_s, 1/s^2")
     parser.add_argument("--damping", type=float, help="mass-proportional damping c, 1/s")
@@ -99,7 +104,7 @@ def run(args) -> int:
     from neurok_ros.geometry.mesh_io import load_mesh
     from neurok_ros.kinematics.instance import encode_mesh
     from neurok_ros.simulation.predict import bind_actions, predict_motion
-    from neurok_ros.simulation.settings import default_settings, push_specs, settings_from
+    from neurok_ros.simulation.settings import default_settings, pin_boxes, push_specs, settings_from
 
     started = time.perf_counter()
     if args.threads is not None:
@@ -114,7 +119,8 @@ def run(args) -> int:
         "barrier": args.barrier, "duration": args.duration, "fps": args.fps, "method": args.method,
         "step_size": args.step_size, "dynamics_map": args.dynamics_map,
         "simulation_points": args.simulation_points,
-        "pushes": push_specs(args.force) if args.force else None}, base=base)
+        "pushes": push_specs(args.force) if args.force else None,
+        "pins": pin_boxes(args.pin_box) if args.pin_box else None, "pin_stiffness": args.pin_stiffness}, base=base)
     conditions = _conditions(args)
     V, F = load_mesh(args.mesh)
     bind_actions(V, F, conditions, settings)  # reject far contacts before loading the model

@@ -21,6 +21,7 @@ import numpy as np
 from neurok_ros.dynamics.external_forces import DragForce, PushForce
 from neurok_ros.dynamics.lagrangian import LagrangianSystem
 from neurok_ros.dynamics.polynomial_map import PolynomialMap
+from neurok_ros.dynamics.potentials import spring_constants
 
 
 def _array(tensor) -> np.ndarray:
@@ -56,8 +57,9 @@ def numpy_state_derivative(system: LagrangianSystem) -> Optional[Callable[[float
 
     potentials = system.potentials
     gravity = np.tile(np.asarray(potentials.gravity, dtype=np.float64), n)
-    stiffness = float(potentials.stiffness)
-    rest = _array(potentials.rest_positions).reshape(-1) if stiffness else None
+    springs = spring_constants(potentials, potentials.rest_positions) if potentials.rest_positions is not None else None
+    springs = None if springs is None else np.repeat(_array(springs), 3)  # per coordinate, 1/s^2
+    rest = None if springs is None else _array(potentials.rest_positions).reshape(-1)
     barrier = float(potentials.barrier)
     basis = None if potentials.basis is None else _array(potentials.basis)
     offset = None if potentials.latent_offset is None else _array(potentials.latent_offset)
@@ -73,10 +75,10 @@ def numpy_state_derivative(system: LagrangianSystem) -> Optional[Callable[[float
         x, jac = b[0], b[1:1 + k]
         jac_m = jac * m3
         mass = jac_m @ jac.T
-        # m d2x[qdot, qdot] + dV/dx = m (d2x - g + k_s (x - x_rest)), pulled back by J
+        # m d2x[qdot, qdot] + dV/dx = m (d2x - g + s (x - x_rest)), pulled back by J
         accel = (pair_weight * qdot[rows] * qdot[cols]) @ b[1 + k:] - gravity
-        if stiffness:
-            accel = accel + stiffness * (x - rest)
+        if springs is not None:
+            accel = accel + springs * (x - rest)
         rhs = -(jac_m @ accel)
         if barrier:
             z = q if basis is None else basis @ q

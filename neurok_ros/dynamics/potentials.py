@@ -4,8 +4,10 @@ Units: positions metres, masses kg, gravity m/s^2, energies joules. The gradient
 the right-hand side already has, so no extra pass through the map is needed.
 - gravity:  V = -sum_i m_i g . x_i, g the gravitational acceleration (e.g. (0, 0, -9.81)); so V
             grows with height. dV/dq = -J^T (m g).
-- elastic:  V = 1/2 k_s sum_i m_i |x_i(q) - x_i(q_rest)|^2, k_s in 1/s^2 (a per-kg stiffness).
-            dV/dq = k_s J^T (m (x - x_rest)).
+- elastic:  V = 1/2 sum_i s_i m_i |x_i(q) - x_i(q_rest)|^2 with s_i = k_s + k_pin w_i, k_s in 1/s^2
+            (a per-kg stiffness) for every point, plus the pin stiffness k_pin (1/s^2) on the pinned
+            points (w_i = 1: held at their rest positions, e.g. a base on a table or a door frame in
+            its wall). dV/dq = J^T (s m (x - x_rest)).
 - barrier:  V = 1/2 k_p |d + A q|^2 = 1/2 k_p |z - mu|^2 with z = mu + d + A q, A (k, k_q) (identity
             when absent) and d (k,) the latent offset of q = 0 from the prior mean (zero when absent:
             z = mu + A q; a learned instance has z = z_rest + A q, so d = z_rest - mu), k_p in J per
@@ -26,6 +28,8 @@ class Potentials:
     gravity: Sequence[float] = (0.0, 0.0, 0.0)
     stiffness: float = 0.0
     rest_positions: Optional[torch.Tensor] = None
+    pin_stiffness: float = 0.0
+    pinned: Optional[torch.Tensor] = None
     barrier: float = 0.0
     basis: Optional[torch.Tensor] = None
     latent_offset: Optional[torch.Tensor] = None
@@ -34,8 +38,20 @@ class Potentials:
         self.gravity = tuple(float(g) for g in self.gravity)
         if len(self.gravity) != 3:
             raise ValueError(f"gravity must have 3 components, got {len(self.gravity)}")
-        if self.stiffness and self.rest_positions is None:
-            raise ValueError("an elastic stiffness needs rest_positions (n, 3)")
+        if (self.stiffness or self.pin_stiffness) and self.rest_positions is None:
+            raise ValueError("an elastic or pin stiffness needs rest_positions (n, 3)")
+        if self.pin_stiffness and self.pinned is None:
+            raise ValueError("a pin stiffness needs the pinned points (n,)")
+
+
+def spring_constants(potentials: Potentials, like: torch.Tensor) -> Optional[torch.Tensor]:
+    """s (n,) 1/s^2: k_s + k_pin w_i per point, or None without elastic and pin terms."""
+    if not potentials.pin_stiffness:
+        if not potentials.stiffness:
+            return None
+        return torch.full(like.shape[-2:-1], float(potentials.stiffness), dtype=like.dtype, device=like.device)
+    pinned = potentials.pinned.to(like.dtype).to(like.device)
+    return potentials.stiffness + potentials.pin_stiffness * pinned
 
 
 def _gravity_vector(potentials: Potentials, like: torch.Tensor) -> torch.Tensor:
@@ -60,9 +76,10 @@ def potential_energy(potentials: Potentials, x: torch.Tensor, q: torch.Tensor,
     v = torch.zeros(x.shape[:-2], dtype=x.dtype, device=x.device)
     if any(potentials.gravity):
         v = v - torch.einsum("n,...nd,d->...", masses, x, _gravity_vector(potentials, x))
-    if potentials.stiffness:
+    springs = spring_constants(potentials, x)
+    if springs is not None:
         d = x - potentials.rest_positions
-        v = v + 0.5 * potentials.stiffness * torch.einsum("n,...nd,...nd->...", masses, d, d)
+        v = v + 0.5 * torch.einsum("n,...nd,...nd->...", springs * masses, d, d)
     if potentials.barrier:
         z = _latent_offset(potentials, q)
         v = v + 0.5 * potentials.barrier * (z * z).sum(-1)
@@ -74,8 +91,9 @@ def point_gradient(potentials: Potentials, x: torch.Tensor, masses: torch.Tensor
     gradient = torch.zeros_like(x)
     if any(potentials.gravity):
         gradient = gradient - masses[:, None] * _gravity_vector(potentials, x)
-    if potentials.stiffness:
-        gradient = gradient + potentials.stiffness * masses[:, None] * (x - potentials.rest_positions)
+    springs = spring_constants(potentials, x)
+    if springs is not None:
+        gradient = gradient + (springs * masses)[:, None] * (x - potentials.rest_positions)
     return gradient
 
 

@@ -48,9 +48,11 @@ def area_weights(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
     return weights
 
 
-def lid_check(model, inst: Instance, name: str = "", open_angle: float = 1.1, duration: float = 0.3) -> dict:
+def lid_check(model, inst: Instance, name: str = "", open_angle: float = 1.1, duration: float = 0.3,
+              pin_fixed: bool = False) -> dict:
     """Check 1 of the module docstring on an articulated laptop-like instance (its first joint the
-    lid hinge, posed at the frame whose angle is nearest open_angle rad)."""
+    lid hinge, posed at the frame whose angle is nearest open_angle rad). pin_fixed: hold the base
+    in place (predict_motion's pinned_vertices), as the rigid ideal's table does."""
     joint = inst.joints[0]  # the lid hinge; the base (its parent) does not move in the dataset
     pose = int(np.argmin(np.abs(np.asarray(inst.joint_values)[:, 0] - open_angle)))
     V = np.asarray(inst.frames[pose], dtype=np.float64)
@@ -61,7 +63,7 @@ def lid_check(model, inst: Instance, name: str = "", open_angle: float = 1.1, du
     settings = settings_from(stiffness=0.0, damping=0.0, duration=duration, fps=60.0)
     instance = encode_mesh(model, V, F)
     started = time.perf_counter()
-    prediction = predict_motion(instance, None, settings)
+    prediction = predict_motion(instance, None, settings, pinned_vertices=~lid if pin_fixed else None)
     seconds = time.perf_counter() - started
     angles, residuals = part_motion(prediction.vertices.astype(np.float64), lid, axis)
     # rigid ideal: same mass per area as the simulation (total mass over the whole surface)
@@ -82,12 +84,14 @@ def lid_check(model, inst: Instance, name: str = "", open_angle: float = 1.1, du
             "angle_learned_at_end_deg": float(np.degrees(angles[-1])),
             "angle_ideal_at_end_deg": float(np.degrees(ideal[-1])),
             "lid_kabsch_rms_max_m": float(residuals.max()), "base_motion_max_m": float(base_motion),
-            "lid_size_m": float(np.linalg.norm(np.ptp(V[lid], axis=0))), "seconds": seconds}
+            "lid_size_m": float(np.linalg.norm(np.ptp(V[lid], axis=0))), "pinned": pin_fixed, "seconds": seconds}
 
 
-def door_check(model, inst: Instance, name: str = "", speed: float = 0.3, duration: float = 0.5) -> dict:
+def door_check(model, inst: Instance, name: str = "", speed: float = 0.3, duration: float = 0.5,
+               pin_fixed: bool = False) -> dict:
     """Check 2 of the module docstring on an articulated door-like instance (its first joint the
-    hinge), pushed at the free edge at mid height."""
+    hinge), pushed at the free edge at mid height. pin_fixed: hold the frame in place, as a wall
+    does."""
     joint = inst.joints[0]  # the door hinge (the frame is its fixed parent)
     V = np.asarray(inst.rest_vertices, dtype=np.float64)
     F = np.asarray(inst.faces, dtype=np.int64)
@@ -105,7 +109,8 @@ def door_check(model, inst: Instance, name: str = "", speed: float = 0.3, durati
     settings = settings_from(stiffness=0.0, damping=0.0, gravity=(0.0, 0.0, 0.0), duration=duration, fps=30.0)
     instance = encode_mesh(model, V, F)
     started = time.perf_counter()
-    prediction = predict_motion(instance, ContactConditions([V[index]], [speed * direction]), settings)
+    prediction = predict_motion(instance, ContactConditions([V[index]], [speed * direction]), settings,
+                                pinned_vertices=~door if pin_fixed else None)
     seconds = time.perf_counter() - started
     angles, residuals = part_motion(prediction.vertices.astype(np.float64), door, axis)
     ideal = speed / radius * prediction.times
@@ -117,4 +122,4 @@ def door_check(model, inst: Instance, name: str = "", speed: float = 0.3, durati
             "angle_ideal_at_end_deg": float(np.degrees(ideal[-1])),
             "door_kabsch_rms_max_m": float(residuals.max()), "frame_motion_max_m": float(frame_motion),
             "contact_velocity_residual": prediction.summary["contact_velocity_residual"],
-            "door_width_m": float(radius), "seconds": seconds}
+            "door_width_m": float(radius), "pinned": pin_fixed, "seconds": seconds}

@@ -23,7 +23,7 @@ q_sim keeps latent units, and the instance's coordinates are q = U q_sim.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 import torch
@@ -31,6 +31,8 @@ import torch
 from neurok_ros.dynamics.kinematic_map import KinematicMap
 from neurok_ros.dynamics.potentials import Potentials
 from neurok_ros.geometry.surface_sampling import SurfaceSamples
+
+PIN_PENALTY = 10.0  # weight of the pinned points' motion against the free points' in choosing directions
 
 FLOAT32_STEPS = (0.011, 0.098)  # (h1, h2) of KinematicMap for a float32 decoder
 
@@ -42,7 +44,8 @@ class LearnedMap:
     (k_q, k_sim), the simulated directions in the instance's coordinates; inertia: the eigenvalues
     of M(0) (k_q,), kg m^2 per unit q^2, largest first; basis: A U (k, k_sim), the latent directions
     that are simulated; latent_offset: z_rest - mu (k,); rest_positions: x(q = 0) (n, 3) metres,
-    the input pose (exactly, with rest-anchored decoding)."""
+    the input pose (exactly, with rest-anchored decoding); pinned (n,) 0/1: the points held in place
+    by the pin stiffness."""
 
     kmap: KinematicMap
     samples: SurfaceSamples
@@ -51,6 +54,7 @@ class LearnedMap:
     basis: torch.Tensor
     latent_offset: torch.Tensor
     rest_positions: torch.Tensor
+    pinned: Optional[torch.Tensor] = None
 
     @property
     def num_coords(self) -> int:
@@ -61,12 +65,17 @@ class LearnedMap:
         """The mass-carrying points (the first ones); the massless extra points follow."""
         return len(self.samples.points)
 
-    def potentials(self, gravity, stiffness: float, barrier: float, rest_positions=None) -> Potentials:
-        """Gravity (3,) m/s^2, elastic restoring toward x(q = 0) with k_s 1/s^2, and the prior barrier
-        1/2 k_p |z - mu|^2 with z = z_rest + A q (J per unit z^2). rest_positions (n, 3): x(q = 0) of
-        the map the solver uses, when it is not the decoder (a surrogate's own rest pose)."""
+    def potentials(self, gravity, stiffness: float, barrier: float, rest_positions=None,
+                   pin_stiffness: float = 0.0) -> Potentials:
+        """Gravity (3,) m/s^2, elastic restoring toward x(q = 0) with k_s 1/s^2 (plus k_pin 1/s^2 on
+        the pinned points), and the prior barrier 1/2 k_p |z - mu|^2 with z = z_rest + A q (J per unit
+        z^2). rest_positions (n, 3): x(q = 0) of the map the solver uses, when it is not the decoder
+        (a surrogate's own rest pose)."""
         rest = self.rest_positions if rest_positions is None else rest_positions
-        return Potentials(gravity=gravity, stiffness=stiffness, rest_positions=rest, barrier=barrier,
+        pinned = self.pinned is not None and bool(self.pinned.any())
+        return Potentials(gravity=gravity, stiffness=stiffness, rest_positions=rest,
+                          pin_stiffness=pin_stiffness if pinned else 0.0,
+                          pinned=self.pinned.to(rest.device) if pinned else None, barrier=barrier,
                           basis=self.basis.to(rest.device), latent_offset=self.latent_offset.to(rest.device))
 
     def instance_coordinates(self, q_sim: torch.Tensor) -> torch.Tensor:
@@ -75,14 +84,23 @@ class LearnedMap:
 
 
 def _principal_directions(positions_batch, k_q: int, masses: torch.Tensor, step: float,
-                          coordinates: Optional[int], inertia_ratio: float):
+                          coordinates: Optional[int], inertia_ratio: float, pinned: Optional[torch.Tensor] = None):
     """U (k_q, k_sim) and the eigenvalues of M(0) (k_q,), largest first, from one batched forward
-    of 2 k_q latents (central differences at q = 0)."""
+    of 2 k_q latents (central differences at q = 0).
+
+    With pinned points (pinned (n,) 0/1), the eigenvalues are those of M_free - PIN_PENALTY M_pinned
+    (M_free, M_pinned: the mass matrices of the free and the pinned points): the directions kept move
+    the free points most while moving the pinned ones least (a lid on a base that rests on a table),
+    not the whole object, which the pins would only hold back."""
     eye = torch.eye(k_q, dtype=masses.dtype, device=masses.device) * step
     with torch.no_grad():
         x = positions_batch(torch.cat([eye, -eye]))
     jac = ((x[:k_q] - x[k_q:]) / (2.0 * step)).reshape(k_q, -1).T  # (3n, k_q)
-    mass = jac.T @ (masses.repeat_interleave(3)[:, None] * jac)
+    weights = masses.repeat_interleave(3)
+    if pinned is not None and bool(pinned.any()):
+        held = pinned.to(masses.dtype).repeat_interleave(3)
+        weights = weights * (1.0 - held) - PIN_PENALTY * weights * held
+    mass = jac.T @ (weights[:, None] * jac)
     values, vectors = torch.linalg.eigh(mass)
     values, vectors = values.flip(0), vectors.flip(1)
     keep = int((values >= inertia_ratio * values[0]).sum())
@@ -93,14 +111,17 @@ def _principal_directions(positions_batch, k_q: int, masses: torch.Tensor, step:
 
 def learned_kinematic_map(instance, points: int = 256, mass: float = 1.0, coordinates: Optional[int] = None,
                           inertia_ratio: float = 0.0, derivatives: str = "auto", seed: int = 0,
-                          dtype: torch.dtype = torch.float64, extra_points=None) -> LearnedMap:
+                          dtype: torch.dtype = torch.float64, extra_points=None,
+                          pin: Optional[Callable[[SurfaceSamples], np.ndarray]] = None) -> LearnedMap:
     """The instance's kinematic map on `points` area-uniform surface samples of total mass `mass` kg.
 
     coordinates: at most this many simulated directions (None: up to k_q); inertia_ratio: keep the
     principal directions of M(0) whose eigenvalue is at least this fraction of the largest (0: all).
     derivatives: "ad", "fd" or "auto" (see KinematicMap); extra_points: (e, 3) massless points on the
     surface, mesh frame, appended after the samples (indices points .. points + e - 1). Positions
-    are metres in the mesh frame, assuming the mesh's units are metres.
+    are metres in the mesh frame, assuming the mesh's units are metres. pin: samples -> (points,)
+    bool, the samples that are held in place (LearnedMap.pinned; the simulated directions then
+    favour motion of the others).
     """
     if points < 1:
         raise ValueError(f"need at least one simulation point, got {points}")
@@ -127,9 +148,12 @@ def learned_kinematic_map(instance, points: int = 256, mass: float = 1.0, coordi
 
     masses = torch.full((points + len(extra),), float(mass) / points, dtype=dtype, device=device)
     masses[points:] = 0.0
+    pinned = torch.zeros(points + len(extra), dtype=dtype, device=device)
+    if pin is not None:
+        pinned[:points] = torch.as_tensor(np.asarray(pin(samples), dtype=bool), dtype=dtype, device=device)
     h1, h2 = FLOAT32_STEPS if model_dtype == torch.float32 else (None, None)
     directions, inertia = _principal_directions(batch_with(instance.subspace.basis), instance.k_q, masses,
-                                                h1 or 1e-4, coordinates, inertia_ratio)
+                                                h1 or 1e-4, coordinates, inertia_ratio, pinned)
     basis = (instance.subspace.basis.to(dtype) @ directions).to(model_dtype)
     positions_batch = batch_with(basis)
 
@@ -141,4 +165,4 @@ def learned_kinematic_map(instance, points: int = 256, mass: float = 1.0, coordi
     with torch.no_grad():
         rest = positions(torch.zeros(k_sim, dtype=dtype, device=device))
     offset = (rest_latent - instance.prior_mean).to(dtype)
-    return LearnedMap(kmap, samples, directions, inertia, basis.to(dtype), offset, rest)
+    return LearnedMap(kmap, samples, directions, inertia, basis.to(dtype), offset, rest, pinned)

@@ -149,20 +149,45 @@ def _forces(learned: LearnedMap, settings: SimulationSettings, conditions, bindi
     return forces
 
 
+def pin_selector(settings: SimulationSettings, faces, pinned_vertices=None):
+    """samples -> (count,) bool: the surface samples held in place, those inside a pin box of the
+    settings or on a face whose three vertices are all in pinned_vertices ((n,) bool); None when
+    nothing is pinned."""
+    if not settings.pins and pinned_vertices is None:
+        return None
+    faces = np.asarray(faces, dtype=np.int64)
+    mask = None if pinned_vertices is None else np.asarray(pinned_vertices, dtype=bool).reshape(-1)
+
+    def select(samples) -> np.ndarray:
+        held = np.zeros(len(samples.points), dtype=bool)
+        for box in settings.pins:
+            held |= box.contains(samples.points)
+        if mask is not None:
+            held |= mask[faces[samples.face_ids]].all(axis=1)
+        return held
+
+    return select
+
+
 def predict_motion(instance, conditions: Optional[ContactConditions] = None,
-                   settings: Optional[SimulationSettings] = None) -> Prediction:
+                   settings: Optional[SimulationSettings] = None, pinned_vertices=None) -> Prediction:
     """Simulate `instance` (from encode_mesh) from rest at its input pose; see the module docstring.
 
     conditions: contacts at t = 0 (mesh frame, metres, m/s) and an optional drag path, or None for
-    free motion; settings: default_settings() when None. Raises ActionError for unusable contacts or
-    forces, NeurokInputError when the integration diverges.
+    free motion; settings: default_settings() when None; pinned_vertices: (n,) bool over the mesh's
+    vertices, held in place like the pin boxes of the settings (e.g. a part segmentation). Raises
+    ActionError for unusable contacts or forces, NeurokInputError when the integration diverges.
     """
     settings = (settings or default_settings()).validate()
     started = time.perf_counter()
     dtype = torch.float64
+    if pinned_vertices is not None and np.asarray(pinned_vertices).shape != (len(instance.vertices),):
+        raise NeurokInputError(f"pinned_vertices must have shape ({len(instance.vertices)},), got "
+                               f"{np.asarray(pinned_vertices).shape}")
     bindings = bind_actions(instance.vertices, instance.faces, conditions, settings, surface_index(instance))
     learned = learned_kinematic_map(instance, settings.simulation_points, settings.mass, settings.coordinates,
-                                    settings.inertia_ratio, "fd", settings.seed, dtype, bindings.surface)
+                                    settings.inertia_ratio, "fd", settings.seed, dtype, bindings.surface,
+                                    pin_selector(settings, instance.faces, pinned_vertices))
     kmap = learned.kmap
     device = kmap.masses.device
     contacts = (at_points([learned.num_samples + i for i in bindings.contact_index])
@@ -193,10 +218,12 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
     def solve(solver_map: KinematicMap, locating: bool = False) -> tuple:
         with torch.no_grad():
             rest = solver_map.positions(torch.zeros_like(q0)).to(solver)
-        potentials = learned.potentials(settings.gravity, settings.stiffness, settings.barrier, rest)
+        potentials = learned.potentials(settings.gravity, settings.stiffness, settings.barrier, rest,
+                                        settings.pin_stiffness)
         system = LagrangianSystem(solver_map, potentials, damping=settings.damping, forces=forces)
         if locating:  # only shows the refit where to sample: rk4, omega h <= 1 for the elastic spring
-            step = min(LOCATING_STEP, 1.0 / math.sqrt(settings.stiffness)) if settings.stiffness else LOCATING_STEP
+            spring = settings.stiffness + (settings.pin_stiffness if potentials.pin_stiffness else 0.0)
+            step = min(LOCATING_STEP, 1.0 / math.sqrt(spring)) if spring else LOCATING_STEP
             return system, simulate(system, q0, qdot0, node_times, method="rk4", step_size=step)
         return system, simulate(system, q0, qdot0, node_times, method=settings.method, step_size=settings.step_size,
                                 rtol=settings.rtol, atol=settings.atol)
@@ -294,6 +321,7 @@ def _summary(instance, learned, settings, trajectory, energy, residual, velocity
         "k_q": instance.k_q,
         "simulated_coordinates": learned.num_coords,
         "simulation_points": samples,
+        "pinned_points": int(learned.pinned[:samples].sum()) if learned.pinned is not None else 0,
         "dynamics_map": settings.dynamics_map,
         "derivatives": "analytic" if surrogate is not None else derivatives,
         "surrogate": surrogate,

@@ -42,8 +42,30 @@ class PushSpec:
 
 
 @dataclass(frozen=True)
+class PinBox:
+    """An axis-aligned box, lower (3,) and upper (3,) corners in metres, mesh frame: the surface
+    inside it is held in place (a base on a table, a frame in a wall)."""
+
+    lower: tuple
+    upper: tuple
+
+    def validate(self) -> "PinBox":
+        values = np.array([*self.lower, *self.upper], dtype=np.float64)
+        if values.shape != (6,) or not np.all(np.isfinite(values)):
+            raise ActionError(f"a pin box needs 6 finite numbers X0 Y0 Z0 X1 Y1 Z1, got {values.tolist()}")
+        if np.any(values[3:] < values[:3]):
+            raise ActionError(f"a pin box needs X0 <= X1, Y0 <= Y1, Z0 <= Z1, got {values.tolist()}")
+        return self
+
+    def contains(self, points: np.ndarray) -> np.ndarray:
+        """(N,) bool for points (N, 3)."""
+        return np.all((points >= np.asarray(self.lower)) & (points <= np.asarray(self.upper)), axis=1)
+
+
+@dataclass(frozen=True)
 class SimulationSettings:
-    """duration s; fps frames/s; gravity (3,) m/s^2; stiffness k_s 1/s^2; damping c 1/s; mass kg;
+    """duration s; fps frames/s; gravity (3,) m/s^2; stiffness k_s 1/s^2; pin_stiffness k_pin 1/s^2
+    (on the surface inside the pins: PinBox tuple); damping c 1/s; mass kg;
     barrier k_p J per unit z^2; contact_tolerance (fraction of the bounding-box diagonal);
     drag_stiffness N/m; drag_damping N s/m;
     simulation_points; coordinates (max simulated directions); inertia_ratio; method (torchdiffeq);
@@ -56,6 +78,7 @@ class SimulationSettings:
     fps: float
     gravity: tuple
     stiffness: float
+    pin_stiffness: float
     damping: float
     mass: float
     barrier: float
@@ -77,6 +100,7 @@ class SimulationSettings:
     output_points: int
     seed: int
     pushes: tuple = ()
+    pins: tuple = ()
 
     @property
     def num_frames(self) -> int:
@@ -104,7 +128,8 @@ class SimulationSettings:
         for name in ("duration", "fps", "mass", "contact_tolerance", "step_size", "rtol", "atol",
                      "surrogate_radius"):
             positive(name)
-        for name in ("stiffness", "damping", "barrier", "drag_stiffness", "drag_damping", "inertia_ratio"):
+        for name in ("stiffness", "pin_stiffness", "damping", "barrier", "drag_stiffness", "drag_damping",
+                     "inertia_ratio"):
             non_negative(name)
         if len(self.gravity) != 3 or not all(math.isfinite(float(g)) for g in self.gravity):
             raise ActionError(f"gravity must be 3 finite numbers (m/s^2), got {list(self.gravity)}")
@@ -129,6 +154,8 @@ class SimulationSettings:
                                    f"{self.surrogate_refinements}")
         for push in self.pushes:
             push.validate()
+        for pin in self.pins:
+            pin.validate()
         return self
 
 
@@ -144,12 +171,14 @@ def _coerce(data: dict) -> dict:
             out[name] = int(out[name])
     if out.get("coordinates") is not None:
         out["coordinates"] = int(out["coordinates"])
-    for name in ("duration", "fps", "stiffness", "damping", "mass", "barrier", "contact_tolerance",
+    for name in ("duration", "fps", "stiffness", "pin_stiffness", "damping", "mass", "barrier", "contact_tolerance",
                  "drag_stiffness", "drag_damping", "inertia_ratio", "step_size", "rtol", "atol", "surrogate_radius"):
         if name in out:
             out[name] = float(out[name])
     if "pushes" in out:
         out["pushes"] = tuple(p if isinstance(p, PushSpec) else PushSpec(**p) for p in out["pushes"])
+    if "pins" in out:
+        out["pins"] = tuple(p if isinstance(p, PinBox) else PinBox(**p) for p in out["pins"])
     return out
 
 
@@ -159,7 +188,7 @@ def default_settings(path=None) -> SimulationSettings:
     unknown = set(data) - FIELDS
     if unknown:
         raise NeurokInputError(f"unknown simulation settings {sorted(unknown)}; known: {sorted(FIELDS)}")
-    missing = FIELDS - set(data) - {"pushes"}
+    missing = FIELDS - set(data) - {"pushes", "pins"}
     if missing:
         raise NeurokInputError(f"simulation settings file lacks {sorted(missing)}")
     try:
@@ -181,6 +210,17 @@ def settings_from(overrides: Optional[dict] = None, base: Optional[SimulationSet
     except (TypeError, ValueError) as exc:
         raise NeurokInputError(f"bad simulation settings: {exc}") from None
     return dataclasses.replace(base or default_settings(), **changes).validate()
+
+
+def pin_boxes(values: Sequence[Sequence[float]]) -> tuple:
+    """PinBox tuple from rows X0 Y0 Z0 X1 Y1 Z1 (command line --pin-box)."""
+    boxes = []
+    for row in values:
+        row = [float(v) for v in row]
+        if len(row) != 6:
+            raise ActionError(f"--pin-box needs 6 numbers X0 Y0 Z0 X1 Y1 Z1, got {len(row)}")
+        boxes.append(PinBox(tuple(row[:3]), tuple(row[3:])).validate())
+    return tuple(boxes)
 
 
 def push_specs(values: Sequence[Sequence[float]]) -> tuple:

@@ -475,6 +475,36 @@ def test_parameters_load_from_params_file(ros_context, tmp_path):
         node.destroy_node()
 
 
+def test_pin_boxes_reach_the_simulation_settings(ros_context, tmp_path):
+    """Unset by default (no pins); from a params file they become the simulation's pin boxes; a box
+    that is not 6 numbers or is inside out is refused."""
+    from neurok_ros.ros.node_parameters import read_settings
+    from neurok_ros.ros.prediction_backend import simulation_settings
+
+    plain = NeurokNode(backend=FakeBackend(), namespace=f"/q{os.getpid()}")
+    try:
+        assert simulation_settings(read_settings(plain)).pins == ()
+        assert not plain.set_parameters([Parameter("pin_boxes", value=[0.0, 0.0, 0.0, 1.0, 1.0])])[0].successful
+        assert not plain.set_parameters([Parameter("pin_boxes", value=[0.0, 0.0, 0.0, 1.0, -1.0, 1.0])])[0].successful
+    finally:
+        plain.destroy_node()
+    path = tmp_path / "params.yaml"
+    path.write_text("/**/neurok_node:\n  ros__parameters:\n"
+                    "    pin_boxes: [-0.2, -0.15, -0.01, 0.2, 0.15, 0.02, 0.0, 0.0, 0.0, 0.1, 0.1, 0.1]\n"
+                    "    pin_stiffness: 2500.0\n")
+    node = NeurokNode(backend=FakeBackend(), namespace=f"/r{os.getpid()}",
+                      cli_args=["--ros-args", "--params-file", str(path)])
+    try:
+        settings = simulation_settings(read_settings(node))
+        assert [(b.lower, b.upper) for b in settings.pins] == [((-0.2, -0.15, -0.01), (0.2, 0.15, 0.02)),
+                                                               ((0.0, 0.0, 0.0), (0.1, 0.1, 0.1))]
+        assert settings.pin_stiffness == 2500.0
+        assert node.set_parameters([Parameter("pin_boxes", value=[0.0, 0.0, 0.0, 1.0, 1.0, 1.0])])[0].successful
+        assert len(simulation_settings(read_settings(node)).pins) == 1
+    finally:
+        node.destroy_node()
+
+
 def test_shipped_params_file_loads(ros_context):
     """config/neurok.yaml as --params-file on a node at the root namespace (the `neurok_node:` key)."""
     from neurok_ros.config_files import config_path

@@ -65,6 +65,10 @@ SPECS = (
                   constraints="3 finite numbers"),
     ParameterSpec("stiffness", "double", "elastic restoring stiffness k_s toward the input pose, 1/s^2",
                   0.0, 1.0e8),
+    ParameterSpec("pin_boxes", "double_array", "boxes whose surface is held in place (a base on a table, a frame "
+                  "in a wall): 6 numbers each, X0 Y0 Z0 X1 Y1 Z1, mesh frame, m; unset or empty: none",
+                  constraints="a multiple of 6 finite numbers with X0 <= X1, Y0 <= Y1, Z0 <= Z1"),
+    ParameterSpec("pin_stiffness", "double", "spring k_pin holding the pinned surface, 1/s^2 (per kg)", 0.0, 1.0e9),
     ParameterSpec("damping", "double", "mass-proportional damping c, 1/s", 0.0, 1.0e6),
     ParameterSpec("mass", "double", "total mass of the object, kg", 1.0e-9, 1.0e9),
     ParameterSpec("barrier", "double", "prior barrier k_p, J per unit z^2", 0.0, 1.0e9),
@@ -100,7 +104,7 @@ SPECS = (
     ParameterSpec("diagnostics_period", "double", "seconds between periodic /diagnostics messages", 0.05, 3600.0),
 )
 SPEC_BY_NAME = {spec.name: spec for spec in SPECS}
-SIMULATION_PARAMETERS = ("duration", "fps", "gravity", "stiffness", "damping", "mass", "barrier", "contact_tolerance",
+SIMULATION_PARAMETERS = ("duration", "fps", "gravity", "stiffness", "pin_stiffness", "damping", "mass", "barrier", "contact_tolerance",
                          "drag_stiffness", "drag_damping", "simulation_points", "coordinates",
                          "method", "step_size", "derivatives", "dynamics_map", "surrogate_degree",
                          "surrogate_radius", "surrogate_refinements", "output_points")
@@ -109,9 +113,13 @@ _CHOICES = {"method": METHODS, "derivatives": DERIVATIVES, "dynamics_map": DYNAM
 
 def _simulation_overrides(self) -> dict:
     """{field: value} for neurok_ros.simulation.settings_from (coordinates 0 -> None: all)."""
+    from neurok_ros.simulation.settings import pin_boxes
+
     values = {name: getattr(self, name) for name in SIMULATION_PARAMETERS}
     values["gravity"] = tuple(values["gravity"])
     values["coordinates"] = values["coordinates"] or None
+    flat = list(self.pin_boxes)
+    values["pins"] = pin_boxes([flat[i:i + 6] for i in range(0, len(flat), 6)])
     return values
 
 
@@ -130,6 +138,7 @@ def simulation_defaults() -> dict:
     values = {name: getattr(settings, name) for name in SIMULATION_PARAMETERS}
     values["gravity"] = [float(g) for g in values["gravity"]]
     values["coordinates"] = values["coordinates"] or 0
+    values["pin_boxes"] = [float(v) for box in settings.pins for v in (*box.lower, *box.upper)]
     return values
 
 
@@ -181,6 +190,12 @@ def check_value(spec: ParameterSpec, value) -> Optional[str]:
         if (not isinstance(value, (list, tuple)) or len(value) != 3
                 or not all(_is_number(v) and math.isfinite(v) for v in value)):
             return f"parameter gravity must be 3 finite numbers, got {value!r}"
+    if spec.name == "pin_boxes":
+        if (not isinstance(value, (list, tuple)) or len(value) % 6
+                or not all(_is_number(v) and math.isfinite(v) for v in value)):
+            return f"parameter pin_boxes must be a multiple of 6 finite numbers, got {value!r}"
+        if any(value[i + 3 + a] < value[i + a] for i in range(0, len(value), 6) for a in range(3)):
+            return f"parameter pin_boxes needs X0 <= X1, Y0 <= Y1, Z0 <= Z1 in every box, got {value!r}"
     if spec.name == "device" and not _DEVICE.match(value):
         return f"parameter device must be auto, cpu, cuda, cuda:N or mps, got {value!r}"
     if spec.name in _CHOICES and value not in _CHOICES[spec.name]:
@@ -216,7 +231,7 @@ def declare_parameters(node, defaults: Optional[dict] = None) -> None:
         for p in parameters:
             spec = SPEC_BY_NAME.get(p.name)
             if spec is not None:
-                value = list(p.value) if spec.kind == "double_array" else p.value
+                value = list(p.value or ()) if spec.kind == "double_array" else p.value
                 problem = check_value(spec, value)
                 if problem:
                     return SetParametersResult(successful=False, reason=problem)
@@ -228,18 +243,25 @@ def declare_parameters(node, defaults: Optional[dict] = None) -> None:
 
 
 def _ros_value(spec: ParameterSpec, value):
+    from rclpy.parameter import Parameter
+
     if spec.kind == "double":
         return float(value)
-    if spec.kind == "double_array":
-        return [float(v) for v in value]
+    if spec.kind == "double_array":  # an empty list would be declared as a byte array: declare the type
+        return [float(v) for v in value] if len(value) else Parameter.Type.DOUBLE_ARRAY
     return value
 
 
 def read_settings(node) -> NodeSettings:
     """The current parameter values as NodeSettings."""
+    from rclpy.exceptions import ParameterUninitializedException
+
     values = {}
     for spec in SPECS:
-        value = node.get_parameter(spec.name).value
+        try:
+            value = node.get_parameter(spec.name).value
+        except ParameterUninitializedException:  # a double array declared without a value (pin_boxes)
+            value = ()
         values[spec.name] = tuple(float(v) for v in value) if spec.kind == "double_array" else value
     return NodeSettings(**values)
 

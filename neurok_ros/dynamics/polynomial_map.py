@@ -78,6 +78,16 @@ class PolynomialMap:
         # d2x[v, v] = sum_{i <= l} (2 - [i = l]) v_i v_l d2x/dq_i dq_l
         self._pair_weight = (2.0 - (rows == cols).to(self.stack.dtype)).to(self.stack.device)
 
+    @property
+    def pairs(self) -> Tuple[torch.Tensor, torch.Tensor]:
+        """(rows, cols) (h,) int64: the coordinate pairs i <= l of the second-derivative blocks."""
+        return self._pairs
+
+    @property
+    def pair_weight(self) -> torch.Tensor:
+        """(h,): 2 for i < l, 1 for i = l, so that d2x[v, v] = sum_pairs weight v_i v_l d2x/dq_i dq_l."""
+        return self._pair_weight
+
     def _blocks(self, q: torch.Tensor, count: int) -> torch.Tensor:
         """The first `count` blocks (x, then dx/dq_i, then the pairs) at q (..., k): (..., count, n, 3)."""
         phi = monomials(q.to(self.stack.dtype) / self.scale, self._powers)

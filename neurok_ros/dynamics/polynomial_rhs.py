@@ -50,8 +50,8 @@ def numpy_state_derivative(system: LagrangianSystem) -> Optional[Callable[[float
     columns = np.arange(k)
     degrees = np.arange(pmap.degree + 1, dtype=np.float64)[:, None]
     scale = pmap.scale
-    rows, cols = (p.cpu().numpy() for p in pmap._pairs)
-    pair_weight = _array(pmap._pair_weight)
+    rows, cols = (p.cpu().numpy() for p in pmap.pairs)
+    pair_weight = _array(pmap.pair_weight)
     blocks = 1 + k + len(pair_weight)
     m3 = np.repeat(_array(system.kmap.masses), 3)
 

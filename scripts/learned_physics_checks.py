@@ -18,6 +18,18 @@ from neurok_ros.kinematics.instance import load_default_model
 from neurok_ros.visualisation.figure_file import save_figure
 
 
+def _plot_rotations(ax, records: list[dict], fixed_part: str, ideal_label: str) -> None:
+    """Learned angle per record (dotted when its fixed part was pinned) and the ideal once per
+    instance (the free run comes first)."""
+    for record in records:
+        pinned = record["pinned"]
+        label = f"{record['file']} learned{f', {fixed_part} pinned' if pinned else ''}"
+        line, = ax.plot(record["times"], np.degrees(record["angle_learned"]), ":" if pinned else "-", label=label)
+        if not pinned:
+            ax.plot(record["times"], np.degrees(record["angle_ideal"]), "--", color=line.get_color(),
+                    label=ideal_label)
+
+
 def plot(lids: list[dict], doors: list[dict], out: Path) -> None:
     import matplotlib
 
@@ -25,21 +37,9 @@ def plot(lids: list[dict], doors: list[dict], out: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for record in lids:  # the ideal once per instance (the free run comes first), pinned runs dotted
-        style = ":" if record["pinned"] else "-"
-        label = f"{record['file']} learned{', base pinned' if record['pinned'] else ''}"
-        line, = axes[0].plot(record["times"], np.degrees(record["angle_learned"]), style, label=label)
-        if not record["pinned"]:
-            axes[0].plot(record["times"], np.degrees(record["angle_ideal"]), "--", color=line.get_color(),
-                         label="rigid ideal")
+    _plot_rotations(axes[0], lids, "base", "rigid ideal")
     axes[0].set(title="lid under gravity: rotation about the hinge", xlabel="time (s)", ylabel="angle (deg)")
-    for record in doors:
-        style = ":" if record["pinned"] else "-"
-        label = f"{record['file']} learned{', frame pinned' if record['pinned'] else ''}"
-        line, = axes[1].plot(record["times"], np.degrees(record["angle_learned"]), style, label=label)
-        if not record["pinned"]:
-            axes[1].plot(record["times"], np.degrees(record["angle_ideal"]), "--", color=line.get_color(),
-                         label="v / r t")
+    _plot_rotations(axes[1], doors, "frame", "v / r t")
     axes[1].set(title="door pushed at its edge: rotation about the hinge", xlabel="time (s)", ylabel="angle (deg)")
     for ax in axes:
         ax.grid(alpha=0.3)

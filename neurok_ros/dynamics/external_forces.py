@@ -29,6 +29,7 @@ class PushForce:
         if not self.t1 >= self.t0:
             raise ValueError(f"push window must have t1 >= t0, got [{self.t0}, {self.t1}]")
         self.force = torch.as_tensor(self.force).reshape(self.contacts.num_contacts, 3)
+        self._force_array = self.force.double().cpu().numpy()  # for the NumPy right-hand side
 
     def breakpoints(self) -> List[float]:
         return [float(self.t0), float(self.t1)]
@@ -37,7 +38,7 @@ class PushForce:
         """(C, 3) newtons: the push inside its window, zero outside; a NumPy array for NumPy x_c."""
         inside = self.t0 <= t_mid <= self.t1
         if isinstance(x_c, np.ndarray):
-            return self.force.double().cpu().numpy() if inside else np.zeros_like(x_c)
+            return self._force_array if inside else np.zeros_like(x_c)
         return self.force.to(x_c.dtype).to(x_c.device) if inside else torch.zeros_like(x_c)
 
 
@@ -64,6 +65,7 @@ class DragForce:
                              f"C={self.contacts.num_contacts}, 3), got {tuple(self.path_positions.shape)}")
         if np.any(np.diff(self.path_times) <= 0):
             raise ValueError("drag path times must be strictly increasing")
+        self._path_array = self.path_positions.double().cpu().numpy()  # for the NumPy right-hand side
 
     def breakpoints(self) -> List[float]:
         return list(self.path_times)
@@ -72,7 +74,7 @@ class DragForce:
         """Path point p(t) and velocity p'(t), (C, 3) each, on the segment holding t_mid; NumPy
         arrays when `like` is one, else tensors of its dtype and device."""
         if isinstance(like, np.ndarray):
-            path = self.path_positions.double().cpu().numpy()
+            path = self._path_array
         else:
             path = self.path_positions.to(like.dtype).to(like.device)
         return path_target(self.path_times, path, t, t_mid)

@@ -79,6 +79,21 @@ def _grid_with_substeps(step_size: float):
     return construct
 
 
+def _segment_rhs(system: LagrangianSystem, fast, numpy_state: bool, t_mid: float, dtype, device):
+    """f(t, y) -> dy/dt on the segment with midpoint t_mid: y a float64 NumPy vector for dp45
+    (numpy_state), else a tensor of dtype on device; from polynomial_rhs's NumPy right-hand side
+    `fast` when there is one, else lagrangian.py's torch one."""
+    if fast is not None:
+        if numpy_state:
+            return lambda t, y: fast(t, t_mid, y)
+        return lambda t, y: torch.as_tensor(fast(float(t), t_mid, y.double().cpu().numpy()), dtype=dtype,
+                                            device=device)
+    rhs = state_derivative(system, t_mid)
+    if numpy_state:
+        return lambda t, y: rhs(t, torch.as_tensor(y, dtype=dtype, device=device)).double().cpu().numpy()
+    return rhs
+
+
 def _segments(system: LagrangianSystem, start: float, end: float) -> List[float]:
     cuts = {float(b) for force in system.forces for b in force.breakpoints() if start < b < end}
     return [start] + sorted(cuts) + [end]
@@ -119,19 +134,12 @@ def simulate(system: LagrangianSystem, q0: torch.Tensor, qdot0: torch.Tensor, t_
             inside = [i for i in range(times.numel()) if a < float(times[i]) < b]
             seg_t = torch.cat([times.new_tensor([a]), times[inside], times.new_tensor([b])])
             t_mid = 0.5 * (a + b)
-            rhs = state_derivative(system, t_mid)
+            step_rhs = _segment_rhs(system, fast, method == "dp45", t_mid, dtype, device)
 
-            def counted(t, state, rhs=rhs, t_mid=t_mid):
+            def counted(t, state, step_rhs=step_rhs):
                 nonlocal evaluations
                 evaluations += 1
-                if method == "dp45":  # NumPy in, NumPy out
-                    if fast is not None:
-                        return fast(t, t_mid, state)
-                    return rhs(t, torch.as_tensor(state, dtype=dtype, device=device)).double().cpu().numpy()
-                if fast is not None:
-                    return torch.as_tensor(fast(float(t), t_mid, state.double().cpu().numpy()), dtype=dtype,
-                                           device=device)
-                return rhs(t, state)
+                return step_rhs(t, state)
 
             if method == "dp45":
                 solution = torch.as_tensor(dormand_prince(counted, y.double().cpu().numpy(), seg_t.double().cpu().numpy(),

@@ -21,7 +21,7 @@ from typing import Optional
 
 from neurok_ros.config_files import config_path, load_yaml
 from neurok_ros.errors import NeurokInputError
-from neurok_ros.simulation.settings import DERIVATIVES, DYNAMICS_MAPS, METHODS
+from neurok_ros.simulation.settings import DERIVATIVES, DYNAMICS_MAPS, METHODS, pin_boxes
 
 NODE_NAME = "neurok_node"
 PARAMS_FILE = "neurok.yaml"
@@ -113,8 +113,6 @@ _CHOICES = {"method": METHODS, "derivatives": DERIVATIVES, "dynamics_map": DYNAM
 
 def _simulation_overrides(self) -> dict:
     """{field: value} for neurok_ros.simulation.settings_from (coordinates 0 -> None: all)."""
-    from neurok_ros.simulation.settings import pin_boxes
-
     values = {name: getattr(self, name) for name in SIMULATION_PARAMETERS}
     values["gravity"] = tuple(values["gravity"])
     values["coordinates"] = values["coordinates"] or None

@@ -222,7 +222,7 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
                                         settings.pin_stiffness)
         system = LagrangianSystem(solver_map, potentials, damping=settings.damping, forces=forces)
         if locating:  # only shows the refit where to sample: rk4, omega h <= 1 for the elastic spring
-            spring = settings.stiffness + (settings.pin_stiffness if potentials.pin_stiffness else 0.0)
+            spring = settings.stiffness + potentials.pin_stiffness  # 0 without pinned points
             step = min(LOCATING_STEP, 1.0 / math.sqrt(spring)) if spring else LOCATING_STEP
             return system, simulate(system, q0, qdot0, node_times, method="rk4", step_size=step)
         return system, simulate(system, q0, qdot0, node_times, method=settings.method, step_size=settings.step_size,

@@ -212,23 +212,22 @@ def settings_from(overrides: Optional[dict] = None, base: Optional[SimulationSet
     return dataclasses.replace(base or default_settings(), **changes).validate()
 
 
+def _number_rows(values: Sequence[Sequence[float]], width: int, option: str, layout: str) -> list:
+    """Rows of `width` floats (a repeated command-line option); ActionError naming the option otherwise."""
+    rows = [[float(v) for v in row] for row in values]
+    for row in rows:
+        if len(row) != width:
+            raise ActionError(f"{option} needs {width} numbers {layout}, got {len(row)}")
+    return rows
+
+
 def pin_boxes(values: Sequence[Sequence[float]]) -> tuple:
     """PinBox tuple from rows X0 Y0 Z0 X1 Y1 Z1 (command line --pin-box)."""
-    boxes = []
-    for row in values:
-        row = [float(v) for v in row]
-        if len(row) != 6:
-            raise ActionError(f"--pin-box needs 6 numbers X0 Y0 Z0 X1 Y1 Z1, got {len(row)}")
-        boxes.append(PinBox(tuple(row[:3]), tuple(row[3:])).validate())
-    return tuple(boxes)
+    return tuple(PinBox(tuple(row[:3]), tuple(row[3:])).validate()
+                 for row in _number_rows(values, 6, "--pin-box", "X0 Y0 Z0 X1 Y1 Z1"))
 
 
 def push_specs(values: Sequence[Sequence[float]]) -> tuple:
     """PushSpec tuple from rows X Y Z FX FY FZ T0 T1 (command line --force)."""
-    specs = []
-    for row in values:
-        row = [float(v) for v in row]
-        if len(row) != 8:
-            raise ActionError(f"--force needs 8 numbers X Y Z FX FY FZ T0 T1, got {len(row)}")
-        specs.append(PushSpec(tuple(row[:3]), tuple(row[3:6]), row[6], row[7]).validate())
-    return tuple(specs)
+    return tuple(PushSpec(tuple(row[:3]), tuple(row[3:6]), row[6], row[7]).validate()
+                 for row in _number_rows(values, 8, "--force", "X Y Z FX FY FZ T0 T1"))

@@ -8,6 +8,7 @@ from neurok_ros.geometry import dual_quaternion as dq
 from neurok_ros.model.config import ModelConfig
 from neurok_ros.model.deformation_decoder import DeformationDecoder, QueryCache
 from neurok_ros.model.deformation_encoder import DeformationEncoder
+from neurok_ros.model.prior_coverage import draw_prior_samples
 from neurok_ros.model.prior_encoder import PriorEncoder
 
 
@@ -22,6 +23,11 @@ def apply_deformation(prediction: torch.Tensor, points: torch.Tensor, output: st
     if output == "dual_quaternion":
         return dq.apply(prediction, points)
     return points + prediction
+
+
+def _repeat_per_draw(tensor: torch.Tensor, count: int) -> torch.Tensor:
+    """(B, ...) -> (B * count, ...), each pair's entry repeated count times in a row."""
+    return tensor.unsqueeze(1).expand(-1, count, *tensor.shape[1:]).flatten(0, 1)
 
 
 class NeuROKModel(nn.Module):
@@ -67,14 +73,29 @@ class NeuROKModel(nn.Module):
         return apply_deformation(prediction, query_cache.points, self.output)
 
     def forward(self, points: torch.Tensor, deformation: torch.Tensor, query_points: torch.Tensor,
-                sample: bool = True) -> dict[str, torch.Tensor]:
+                sample: bool = True, prior_draws: int = 0,
+                draw_points: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
         """Training pass. Returns prediction (B, Q, 8 | 3), posterior_mean, posterior_logvar,
-        prior_mean, z (each (B, K, F_token)). sample=False decodes the posterior mean."""
+        prior_mean, z (each (B, K, F_token)). sample=False decodes the posterior mean.
+        prior_draws = S > 0: also decode S draws z ~ N(prior_mean, I) per pair at draw_points (B, C, 3)
+        -> "draw_positions" (B, S, C, 3), the deformed points (for the prior coverage loss)."""
         prior_mean, shape_tokens = self.encode_prior(points)
         if self.output == "dual_quaternion":
             deformation = dq.canonical_sign(deformation)
         mean, logvar = self.encode_posterior(points, deformation)
         z = mean + torch.exp(0.5 * logvar) * torch.randn_like(mean) if sample else mean
         prediction = self.decode(z, query_points, shape_tokens)
-        return {"prediction": prediction, "posterior_mean": mean, "posterior_logvar": logvar,
-                "prior_mean": prior_mean, "z": z}
+        outputs = {"prediction": prediction, "posterior_mean": mean, "posterior_logvar": logvar,
+                   "prior_mean": prior_mean, "z": z}
+        if prior_draws:
+            outputs["draw_positions"] = self._decode_prior_draws(prior_mean, shape_tokens, draw_points, prior_draws)
+        return outputs
+
+    def _decode_prior_draws(self, prior_mean: torch.Tensor, shape_tokens: torch.Tensor, draw_points: torch.Tensor,
+                            count: int) -> torch.Tensor:
+        """count draws z ~ N(prior_mean, I) per pair, decoded at draw_points (B, C, 3) -> (B, count, C, 3)."""
+        batch, points = draw_points.shape[:2]
+        z = draw_prior_samples(prior_mean, count).flatten(0, 1)  # (B * S, K, F)
+        queries = _repeat_per_draw(draw_points, count)
+        prediction = self.decode(z, queries, _repeat_per_draw(shape_tokens, count))
+        return apply_deformation(prediction, queries, self.output).view(batch, count, points, 3)

@@ -12,6 +12,10 @@ reconstruction = "mean" averages the per-point errors over the query points inst
 lambda then weighs the KL 1/N_query as much against one point's error as "sum" does against the whole
 field, which pulls the posteriors onto the prior N(mu_cond, I), so prior samples and latent-space
 inverse kinematics stay on the learned manifold (at some cost in reconstruction detail).
+
+coverage_weight > 0 adds the prior coverage term (neurok_ros/model/prior_coverage.py) over
+coverage_draws draws z ~ N(mu_cond, I) per pair, in the same units as the position term (summed over
+the coverage points; averaged with reconstruction = "mean").
 """
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ import torch
 
 from neurok_ros.errors import NeurokInputError
 from neurok_ros.model.conditional_vae import apply_deformation
+from neurok_ros.model.prior_coverage import coverage_loss
 
 
 @dataclass(frozen=True)
@@ -29,10 +34,14 @@ class LossConfig:
     dq_weight: float = 1.0
     position_weight: float = 1.0
     reconstruction: str = "sum"  # sum | mean over the query points
+    coverage_weight: float = 0.0
+    coverage_draws: int = 8
 
     def __post_init__(self):
         if self.reconstruction not in ("sum", "mean"):
             raise NeurokInputError(f"loss reconstruction {self.reconstruction!r} is not one of sum, mean")
+        if self.coverage_weight < 0 or self.coverage_draws < 1:
+            raise NeurokInputError("loss coverage_weight must be non-negative and coverage_draws positive")
 
     @classmethod
     def from_dict(cls, data: dict | None) -> "LossConfig":
@@ -40,7 +49,8 @@ class LossConfig:
         unknown = sorted(set(data) - {f.name for f in fields(cls)})
         if unknown:
             raise NeurokInputError(f"unknown loss config keys {unknown}")
-        return cls(**{k: v if k == "reconstruction" else float(v) for k, v in data.items()})
+        kinds = {"reconstruction": str, "coverage_draws": int}
+        return cls(**{k: kinds.get(k, float)(v) for k, v in data.items()})
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -77,7 +87,8 @@ def reconstruction_terms(prediction: torch.Tensor, query_points: torch.Tensor, t
 def neurok_loss(outputs: dict[str, torch.Tensor], batch: dict[str, torch.Tensor], output: str,
                 config: LossConfig = LossConfig()) -> dict[str, torch.Tensor]:
     """outputs: NeuROKModel.forward; batch: a PairDataset batch. Returns batch means of "loss"
-    (to minimise), "reconstruction", "kl", "dq", "position" and "point_error"."""
+    (to minimise), "reconstruction", "kl", "dq", "position", "point_error" and "coverage" (0 without
+    outputs["draw_positions"] and batch["pose_positions"])."""
     prediction = outputs["prediction"].float()
     terms = reconstruction_terms(prediction, batch["query_points"], batch["target_positions"],
                                  batch.get("target_dual_quaternions"), output)
@@ -86,8 +97,12 @@ def neurok_loss(outputs: dict[str, torch.Tensor], batch: dict[str, torch.Tensor]
         reconstruction = reconstruction + config.dq_weight * terms["dq"]
     kl = kl_to_prior(outputs["posterior_mean"].float(), outputs["posterior_logvar"].float(),
                      outputs["prior_mean"].float())
+    coverage = torch.zeros_like(kl)
+    if "draw_positions" in outputs:
+        coverage = coverage_loss(outputs["draw_positions"], batch["pose_positions"])
     if config.reconstruction == "mean":
         reconstruction = reconstruction / prediction.shape[1]
-    loss = reconstruction + config.kl_weight * kl
-    result = {"loss": loss, "reconstruction": reconstruction, "kl": kl, **terms}
+        coverage = coverage / outputs["draw_positions"].shape[2] if "draw_positions" in outputs else coverage
+    loss = reconstruction + config.kl_weight * kl + config.coverage_weight * coverage
+    result = {"loss": loss, "reconstruction": reconstruction, "kl": kl, "coverage": coverage, **terms}
     return {name: value.mean() for name, value in result.items()}

@@ -12,6 +12,9 @@ Item of a PairDataset (float32 numpy arrays, normalised frame of M0):
   points (N, 3), input_dual_quaternions (N, 8), input_targets (N, 3)     encoder samples on M0
   query_points (Q, 3), target_dual_quaternions (Q, 8), target_positions (Q, 3)  decoder samples
   pose_a, pose_b, instance (int)
+  pose_positions (P, C, 3)   with data.coverage_points = C > 0: the first C query points in each of
+                             P = coverage_poses poses of the instance (rest and frames, evenly spaced),
+                             for the prior coverage loss (neurok_ros/model/prior_coverage.py)
 """
 from __future__ import annotations
 
@@ -38,7 +41,9 @@ class PairConfig:
     input_points: encoder samples per pair; query_points: decoder samples per pair; augment: random
     rotation and scale; rotation: "upright" (turn about up_axis + tilt up to max_tilt_degrees), "so3"
     or "none"; scale_range: isotropic scale after normalisation; pairs_per_instance: pairs per
-    instance per epoch; cache_megabytes: LRU budget per process."""
+    instance per epoch; cache_megabytes: LRU budget per process; coverage_points: query points whose
+    positions in every pose come with each pair (0 = none); coverage_poses: how many poses, evenly
+    spaced over the rest pose and the frames."""
 
     input_points: int = 1024
     query_points: int = 512
@@ -49,6 +54,8 @@ class PairConfig:
     scale_range: tuple = (0.85, 1.15)
     pairs_per_instance: int = 8
     cache_megabytes: float = 4096.0
+    coverage_points: int = 0
+    coverage_poses: int = 17
 
     def __post_init__(self):
         object.__setattr__(self, "scale_range", tuple(float(s) for s in self.scale_range))
@@ -56,6 +63,8 @@ class PairConfig:
             raise NeurokInputError(f"data rotation {self.rotation!r} is not one of upright, so3, none")
         if self.input_points < 1 or self.query_points < 1 or self.pairs_per_instance < 1:
             raise NeurokInputError("input_points, query_points and pairs_per_instance must be positive")
+        if not 0 <= self.coverage_points <= self.query_points or self.coverage_poses < 1:
+            raise NeurokInputError("coverage_points must be in [0, query_points] and coverage_poses positive")
 
     @classmethod
     def from_dict(cls, data: dict | None) -> "PairConfig":
@@ -115,11 +124,18 @@ def make_pair(poses: PoseSequence, a: int, b: int, rng: np.random.Generator, con
     targets = transform_points(targets, R, s, shift).astype(np.float32)
     relative = transform_dual_quaternions(relative, R, s, shift).astype(np.float32)
     n = config.input_points
-    return {
+    item = {
         "points": points[:n], "input_dual_quaternions": relative[:n], "input_targets": targets[:n],
         "query_points": points[n:], "target_dual_quaternions": relative[n:], "target_positions": targets[n:],
         "pose_a": a, "pose_b": b,
     }
+    if config.coverage_points:
+        chosen = slice(n, n + config.coverage_points)
+        pose_ids = np.linspace(0, poses.num_poses - 1, config.coverage_poses).round().astype(int)
+        in_poses = evaluate_samples(poses.positions[pose_ids].astype(np.float64), poses.faces,
+                                    samples.face_ids[chosen], samples.barycentric[chosen])
+        item["pose_positions"] = transform_points(in_poses, R, s, shift).astype(np.float32)
+    return item
 
 
 class PairDataset(Dataset):

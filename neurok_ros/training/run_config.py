@@ -62,6 +62,10 @@ class RunConfig:
     loss: LossConfig
     training: TrainingConfig
 
+    def __post_init__(self):
+        if self.loss.coverage_weight > 0 and self.data.coverage_points == 0:
+            raise NeurokInputError("loss.coverage_weight > 0 needs data.coverage_points > 0 (the poses it covers)")
+
     @classmethod
     def from_dict(cls, data: dict) -> "RunConfig":
         unknown = sorted(set(data) - {"model", "data", "loss", "training"})

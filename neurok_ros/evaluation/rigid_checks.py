@@ -27,15 +27,22 @@ from neurok_ros.simulation.predict import predict_motion
 from neurok_ros.simulation.settings import settings_from
 
 
-def part_motion(frames: np.ndarray, mask: np.ndarray, axis: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per frame: the rigid rotation of the masked vertices (frames (T, n, 3), relative to frame 0)
-    about `axis` (rad, right hand), and the RMS residual of that rigid fit (m)."""
+def rigid_fit(frames: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per frame, the least-squares rigid motion of the masked vertices from frame 0 (frames
+    (T, n, 3), metres): rotations (T, 3, 3), translations (T, 3) and the RMS residual (T,) metres."""
     index = np.flatnonzero(mask)[None]  # one neighbourhood: the whole part
     rotations, translations = fit_rotations(frames[0], frames, index, np.ones(index.shape, dtype=bool),
                                             exact_at_vertex=False)
     rotations, translations = rotations[:, 0], translations[:, 0]
     fitted = np.einsum("tab,nb->tna", rotations, frames[0][mask]) + translations[:, None]
     residuals = np.sqrt(((fitted - frames[:, mask]) ** 2).sum(-1).mean(-1))
+    return rotations, translations, residuals
+
+
+def part_motion(frames: np.ndarray, mask: np.ndarray, axis: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per frame: the rigid rotation of the masked vertices (frames (T, n, 3), relative to frame 0)
+    about `axis` (rad, right hand), and the RMS residual of that rigid fit (m)."""
+    rotations, _, residuals = rigid_fit(frames, mask)
     return Rotation.from_matrix(rotations).as_rotvec() @ axis, residuals
 
 

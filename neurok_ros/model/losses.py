@@ -15,7 +15,9 @@ inverse kinematics stay on the learned manifold (at some cost in reconstruction 
 
 coverage_weight > 0 adds the prior coverage term (neurok_ros/model/prior_coverage.py) over
 coverage_draws draws z ~ N(mu_cond, I) per pair, in the same units as the position term (summed over
-the coverage points; averaged with reconstruction = "mean").
+the coverage points; averaged with reconstruction = "mean"). rigidity_weight > 0 adds the draw
+rigidity term (neurok_ros/model/draw_rigidity.py) on the same draws: they may change only the
+distances that the data change (pairs whose distance varies by less than rigidity_tolerance).
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ import torch
 
 from neurok_ros.errors import NeurokInputError
 from neurok_ros.model.conditional_vae import apply_deformation
+from neurok_ros.model.draw_rigidity import rigidity_loss
 from neurok_ros.model.prior_coverage import coverage_loss
 
 
@@ -35,13 +38,21 @@ class LossConfig:
     position_weight: float = 1.0
     reconstruction: str = "sum"  # sum | mean over the query points
     coverage_weight: float = 0.0
-    coverage_draws: int = 8
+    coverage_draws: int = 8  # prior draws per pair for the coverage and rigidity terms
+    rigidity_weight: float = 0.0
+    rigidity_tolerance: float = 0.002  # normalised units
 
     def __post_init__(self):
         if self.reconstruction not in ("sum", "mean"):
             raise NeurokInputError(f"loss reconstruction {self.reconstruction!r} is not one of sum, mean")
-        if self.coverage_weight < 0 or self.coverage_draws < 1:
-            raise NeurokInputError("loss coverage_weight must be non-negative and coverage_draws positive")
+        if min(self.coverage_weight, self.rigidity_weight) < 0 or self.coverage_draws < 1:
+            raise NeurokInputError("loss coverage_weight and rigidity_weight must be non-negative and "
+                                   "coverage_draws positive")
+
+    @property
+    def prior_draws(self) -> int:
+        """Prior draws per pair the loss needs decoded (0 without a prior term)."""
+        return self.coverage_draws if self.coverage_weight > 0 or self.rigidity_weight > 0 else 0
 
     @classmethod
     def from_dict(cls, data: dict | None) -> "LossConfig":
@@ -87,8 +98,8 @@ def reconstruction_terms(prediction: torch.Tensor, query_points: torch.Tensor, t
 def neurok_loss(outputs: dict[str, torch.Tensor], batch: dict[str, torch.Tensor], output: str,
                 config: LossConfig = LossConfig()) -> dict[str, torch.Tensor]:
     """outputs: NeuROKModel.forward; batch: a PairDataset batch. Returns batch means of "loss"
-    (to minimise), "reconstruction", "kl", "dq", "position", "point_error" and "coverage" (0 without
-    outputs["draw_positions"] and batch["pose_positions"])."""
+    (to minimise), "reconstruction", "kl", "dq", "position", "point_error", "coverage" and "rigidity"
+    (0 without outputs["draw_positions"] and batch["pose_positions"])."""
     prediction = outputs["prediction"].float()
     terms = reconstruction_terms(prediction, batch["query_points"], batch["target_positions"],
                                  batch.get("target_dual_quaternions"), output)
@@ -97,12 +108,17 @@ def neurok_loss(outputs: dict[str, torch.Tensor], batch: dict[str, torch.Tensor]
         reconstruction = reconstruction + config.dq_weight * terms["dq"]
     kl = kl_to_prior(outputs["posterior_mean"].float(), outputs["posterior_logvar"].float(),
                      outputs["prior_mean"].float())
-    coverage = torch.zeros_like(kl)
+    coverage, rigidity = torch.zeros_like(kl), torch.zeros_like(kl)
     if "draw_positions" in outputs:
-        coverage = coverage_loss(outputs["draw_positions"], batch["pose_positions"])
+        draws, poses = outputs["draw_positions"], batch["pose_positions"]
+        coverage = coverage_loss(draws, poses)
+        rigidity = rigidity_loss(draws, poses, config.rigidity_tolerance)
+        if config.reconstruction == "mean":
+            coverage, rigidity = coverage / draws.shape[2], rigidity / draws.shape[2]
     if config.reconstruction == "mean":
         reconstruction = reconstruction / prediction.shape[1]
-        coverage = coverage / outputs["draw_positions"].shape[2] if "draw_positions" in outputs else coverage
-    loss = reconstruction + config.kl_weight * kl + config.coverage_weight * coverage
-    result = {"loss": loss, "reconstruction": reconstruction, "kl": kl, "coverage": coverage, **terms}
+    loss = (reconstruction + config.kl_weight * kl + config.coverage_weight * coverage
+            + config.rigidity_weight * rigidity)
+    result = {"loss": loss, "reconstruction": reconstruction, "kl": kl, "coverage": coverage,
+              "rigidity": rigidity, **terms}
     return {name: value.mean() for name, value in result.items()}

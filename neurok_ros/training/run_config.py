@@ -63,8 +63,9 @@ class RunConfig:
     training: TrainingConfig
 
     def __post_init__(self):
-        if self.loss.coverage_weight > 0 and self.data.coverage_points == 0:
-            raise NeurokInputError("loss.coverage_weight > 0 needs data.coverage_points > 0 (the poses it covers)")
+        if self.loss.prior_draws and self.data.coverage_points == 0:
+            raise NeurokInputError("loss.coverage_weight or loss.rigidity_weight > 0 needs data.coverage_points > 0 "
+                                   "(the pose sets they compare prior draws with)")
 
     @classmethod
     def from_dict(cls, data: dict) -> "RunConfig":

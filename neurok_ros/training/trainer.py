@@ -25,7 +25,7 @@ from neurok_ros.training.pair_dataset import PairDataset, encoder_deformation, s
 from neurok_ros.training.run_config import RunConfig, TrainingConfig
 from neurok_ros.training.sharding import ShardedBatchSampler
 
-METRIC_NAMES = ("loss", "reconstruction", "kl", "dq", "position", "point_error", "coverage")
+METRIC_NAMES = ("loss", "reconstruction", "kl", "dq", "position", "point_error", "coverage", "rigidity")
 
 
 @dataclass
@@ -65,7 +65,7 @@ def collate(items: list[dict]) -> dict:
 
 def compute_loss(model, batch: dict, run: RunConfig, sample: bool = True) -> dict:
     output = run.model.output
-    draws = run.loss.coverage_draws if run.loss.coverage_weight > 0 else 0
+    draws = run.loss.prior_draws
     draw_points = batch["query_points"][:, :run.data.coverage_points] if draws else None
     outputs = model(batch["points"], encoder_deformation(batch, output), batch["query_points"], sample=sample,
                     prior_draws=draws, draw_points=draw_points)

@@ -40,7 +40,8 @@ def main() -> int:
         result = prior_lid_samples(model, load_instance(root / name), name, count=args.samples)
         if i < args.sheets:
             sheet = out.with_name(f"{out.stem}_{Path(name).stem}.png")
-            titles = [f"{a:+.1f} deg{'' if ok else ' (invalid)'}" for a, ok in zip(result["angles_deg"], result["valid"])]
+            titles = [f"{a:+.1f} deg{'' if ok else ' (invalid)'}"
+                      for a, ok in zip(result["angles_deg"], result["valid"])]
             render_sample_sheet(result["vertices"], result["samples"], result["faces"], sheet, titles=titles)
             sheets.append(sheet)
         results.append({k: v for k, v in result.items() if not isinstance(v, np.ndarray)})
@@ -52,9 +53,10 @@ def main() -> int:
              "`neurok_ros/evaluation/prior_samples.py`.", "",
              f"Each laptop of the test split, posed near 1.1 rad, is encoded and {args.samples} draws z ~ N(mu, I) "
              "are decoded. Lid angle: the lid's rotation relative to the base about the true hinge axis. A sample is "
-             f"valid when the lid's and the base's rigid-fit RMS and the hinge gap are all under {tolerance:.0%} of the "
-             "part's size. Distinct: valid angles at least 2 degrees apart.", "",
-             "| laptop | lid angles of the samples (deg) | valid | distinct valid angles | lid bend max | hinge gap max |",
+             "valid when the lid's and the base's rigid-fit RMS and the hinge gap are all under "
+             f"{tolerance:.0%} of the part's size. Distinct: valid angles at least 2 degrees apart.", "",
+             "| laptop | lid angles of the samples (deg) | valid | distinct valid angles | lid bend max "
+             "| hinge gap max |",
              "|---|---|---:|---:|---:|---:|"]
     for r in results:
         angles = ", ".join(f"{a:+.1f}" for a in r["angles_deg"])

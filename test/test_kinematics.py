@@ -164,6 +164,28 @@ def test_ik_keeps_the_input_pose_when_the_observation_shows_it(laptop):
             assert np.abs(fitted - V).max() < 1e-5 and float(result.q.abs().max()) < 1e-5
 
 
+def test_ik_falls_back_to_the_whole_latent_space_when_the_subspace_cannot_reach_the_pose(laptop):
+    """A subspace that cannot move the shape (A = 0): its fit ties SOURCE, so the rest check would
+    keep q = 0; the fallback fits again with A = I and finds the turned lid."""
+    from dataclasses import replace
+
+    from neurok_ros.geometry.surface_sampling import sample_surface
+
+    V, F, instance = laptop
+    frozen = replace(instance, subspace=Subspace(torch.zeros(instance.k, 1), torch.ones(instance.k), 0.0))
+    target = _lid_turned(V, 0.3)
+    samples = sample_surface(target, F, 2048, np.random.default_rng(5)).points
+    observed = torch.as_tensor(instance.transform.apply(samples), dtype=torch.float32)
+    config = IKConfig(starts=2, q_steps=25, z_steps=0)  # no z refinement: the first fit stays in A's span
+    stuck = fit_pose(frozen, observed, replace(config, full_space_fallback=False))
+    assert stuck.kept_rest and not stuck.full_space
+    result = fit_pose(frozen, observed, config)
+    assert result.full_space and not result.kept_rest
+    assert result.surface_errors["fit"] < 0.5 * result.surface_errors["rest"]
+    fitted = frozen.decode(z=result.z)
+    assert np.abs(fitted - target).mean() < 0.8 * np.abs(V - target).mean()
+
+
 def test_cli_ik_and_sample(tmp_path, laptop, capsys):
     V, F, _ = laptop
     hinge_turn = _lid_turned(V, 0.2)

@@ -51,7 +51,8 @@ def lid_sample_measures(vertices: np.ndarray, lid: np.ndarray, axis: np.ndarray,
     valid = (lid_bend < tolerance) & (base_bend < tolerance) & (gap < tolerance)
     return {"tolerance": tolerance, "angles_deg": angles.tolist(), "lid_bend": lid_bend.tolist(),
             "base_bend": base_bend.tolist(), "hinge_gap": gap.tolist(), "valid": valid.tolist(),
-            "valid_count": int(valid.sum()), "distinct_valid_angles": distinct_angles(angles[valid], min_separation_deg),
+            "valid_count": int(valid.sum()),
+            "distinct_valid_angles": distinct_angles(angles[valid], min_separation_deg),
             "angle_range_deg": float(np.ptp(angles))}
 
 

@@ -26,6 +26,12 @@ class Subspace:
         return int(self.basis.shape[1])
 
 
+def whole_space(k: int, dtype: torch.dtype, device: torch.device | str = "cpu") -> Subspace:
+    """The whole latent space as a subspace: A = I (k, k), k_q = k (no reduction)."""
+    identity = torch.eye(k, dtype=dtype, device=device)
+    return Subspace(identity, torch.ones(k, dtype=dtype, device=device), 1.0)
+
+
 def gradient_outer_product(deformation_norm: Callable[[torch.Tensor], torch.Tensor], mean: torch.Tensor,
                            num_samples: int, generator: torch.Generator, chunk: int = 32) -> torch.Tensor:
     """C = mean_i grad G(z_i) grad G(z_i)^T, (k, k); deformation_norm maps (B, k) -> (B,) and each

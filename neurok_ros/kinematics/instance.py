@@ -30,7 +30,7 @@ from neurok_ros.geometry import dual_quaternion as dq
 from neurok_ros.geometry.mesh_cleaning import validate_mesh_arrays
 from neurok_ros.geometry.normalisation import NormalisingTransform
 from neurok_ros.geometry.surface_sampling import SurfaceSamples, sample_surface
-from neurok_ros.kinematics.active_subspace import Subspace, active_subspace
+from neurok_ros.kinematics.active_subspace import Subspace, active_subspace, whole_space
 from neurok_ros.model.conditional_vae import NeuROKModel, apply_deformation
 from neurok_ros.model.deformation_decoder import QueryCache
 
@@ -200,8 +200,7 @@ def encode_mesh(model: NeuROKModel, vertices, faces, config: EncodingConfig = En
         subspace = active_subspace(deformation_norm, mean.detach(), config.subspace_samples,
                                    config.explained_variance, config.max_coords, config.seed)
     else:
-        identity = torch.eye(mean.numel(), dtype=mean.dtype, device=device)
-        subspace = Subspace(identity, torch.ones(mean.numel(), dtype=mean.dtype), 1.0)
+        subspace = whole_space(mean.numel(), mean.dtype, device)
     return NeuROKInstance(model, V, F, transform, mean.detach(), shape_tokens.detach(),
                           rest_latent.reshape(-1), subspace, vertex_queries, time.perf_counter() - started,
                           config.anchor_rest)

@@ -11,17 +11,21 @@ measure that sampling noise cannot fool (`surface_error`: the observed points' s
 the decoded mesh surface, plus fresh decoded samples' squared distance to the observed points).
 Chamfer between two samplings of the same surface is not zero, and the fit would otherwise chase
 that noise and move a shape the observation shows at rest.
+
+When the subspace fit loses to the input pose, the whole fit is run once more in the full latent
+space (A = I, full_space_fallback): a pose the subspace does not reach may still be in the model.
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import igl
 import numpy as np
 import torch
 
 from neurok_ros.geometry.surface_sampling import evaluate_samples
+from neurok_ros.kinematics.active_subspace import whole_space
 from neurok_ros.kinematics.instance import NeuROKInstance
 
 
@@ -30,7 +34,8 @@ class IKConfig:
     """points: decoded source samples per start; starts: batch of initial q; q_steps / z_steps: Adam
     iterations in q, then in z (0 skips the refinement); q_rate / z_rate: Adam step sizes;
     prior_weight: w of the prior term 1/2 w |z - mu|^2; rest_check: keep q = 0 unless the fit has a
-    lower surface_error (tolerance rest_margin, relative)."""
+    lower surface_error (tolerance rest_margin, relative); full_space_fallback: when the input pose
+    wins, fit again in the whole latent space (A = I) before giving up."""
 
     points: int = 512
     starts: int = 8
@@ -41,14 +46,17 @@ class IKConfig:
     prior_weight: float = 1e-4
     rest_check: bool = True
     rest_margin: float = 0.02
+    full_space_fallback: bool = True
     seed: int = 0
 
 
 @dataclass
 class IKResult:
-    """q (k_q,), z (k,): the fit; loss: its objective; start_losses (starts,) after the q stage;
-    seconds: wall time of the fit; surface_errors: {"fit": ..., "rest": ...} of the rest check
-    (normalised units squared), and kept_rest: whether the input pose won it."""
+    """q (k_q,), z (k,): the fit (q = A^T (z - z_rest); z is the fit itself, also when it left the
+    subspace in the z refinement or the fallback); loss: its objective; start_losses (starts,) after
+    the q stage; seconds: wall time of the fit; surface_errors: {"fit": ..., "rest": ...} of the rest check
+    (normalised units squared), and kept_rest: whether the input pose won it; full_space: whether
+    the returned fit came from the full-latent-space fallback."""
 
     q: torch.Tensor
     z: torch.Tensor
@@ -57,6 +65,7 @@ class IKResult:
     seconds: float
     surface_errors: dict | None = None
     kept_rest: bool = False
+    full_space: bool = False
 
 
 def surface_error(instance: NeuROKInstance, z: torch.Tensor, target: np.ndarray, samples) -> float:
@@ -148,6 +157,13 @@ def fit_pose(instance: NeuROKInstance, target_points: torch.Tensor, config: IKCo
         errors = {"fit": surface_error(instance, z, observed, fresh),
                   "rest": surface_error(instance, instance.rest_latent, observed, fresh)}
         if errors["rest"] <= errors["fit"] * (1.0 + config.rest_margin):
+            if config.full_space_fallback and instance.k_q < instance.k:
+                full = fit_pose(replace(instance, subspace=whole_space(instance.k, instance.prior_mean.dtype,
+                                                                            instance.device)), target_points,
+                                replace(config, full_space_fallback=False, z_steps=0))
+                if not full.kept_rest:
+                    return IKResult(instance.coordinates(full.z), full.z, full.loss, start_losses.detach().cpu(),
+                                    time.perf_counter() - started, full.surface_errors, False, True)
             z, kept_rest = instance.rest_latent.detach().clone(), True
             loss = q_objective(torch.zeros(1, instance.k_q, dtype=z.dtype, device=z.device)).detach()
     return IKResult(instance.coordinates(z), z, float(loss[0]), start_losses.detach().cpu(),

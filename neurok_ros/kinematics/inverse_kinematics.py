@@ -12,8 +12,10 @@ the decoded mesh surface, plus fresh decoded samples' squared distance to the ob
 Chamfer between two samplings of the same surface is not zero, and the fit would otherwise chase
 that noise and move a shape the observation shows at rest.
 
-When the subspace fit loses to the input pose, the whole fit is run once more in the full latent
-space (A = I, full_space_fallback): a pose the subspace does not reach may still be in the model.
+When the subspace fit loses to the input pose although the observation differs from it (its error
+is more than 1.5 times what another sampling of SOURCE would score), the fit runs once more in the
+full latent space (A = I, full_space_fallback): a pose the subspace does not reach may still be in
+the model.
 """
 from __future__ import annotations
 
@@ -29,13 +31,17 @@ from neurok_ros.kinematics.active_subspace import whole_space
 from neurok_ros.kinematics.instance import NeuROKInstance
 
 
+FALLBACK_GAP_RATIO = 1.5  # the observation differs from SOURCE when its surface error exceeds 1.5 gaps
+
+
 @dataclass(frozen=True)
 class IKConfig:
     """points: decoded source samples per start; starts: batch of initial q; q_steps / z_steps: Adam
     iterations in q, then in z (0 skips the refinement); q_rate / z_rate: Adam step sizes;
     prior_weight: w of the prior term 1/2 w |z - mu|^2; rest_check: keep q = 0 unless the fit has a
     lower surface_error (tolerance rest_margin, relative); full_space_fallback: when the input pose
-    wins, fit again in the whole latent space (A = I) before giving up."""
+    wins although the observation differs from it (by more than FALLBACK_GAP_RATIO sampling gaps),
+    fit again in the whole latent space (A = I) before giving up."""
 
     points: int = 512
     starts: int = 8
@@ -78,6 +84,14 @@ def surface_error(instance: NeuROKInstance, z: torch.Tensor, target: np.ndarray,
     points = evaluate_samples(vertices, faces, samples.face_ids, samples.barycentric)
     to_target = torch.cdist(torch.as_tensor(points), torch.as_tensor(target)).min(dim=1).values.square()
     return float(to_surface.mean() + to_target.mean())
+
+
+def sampling_gap(instance: NeuROKInstance, samples, count: int, seed: int) -> float:
+    """The surface error an observation of SOURCE itself would have: mean squared distance from
+    `samples` (SurfaceSamples of the input mesh) to `count` other samples of it (normalised units^2)."""
+    _, other = instance.surface_samples(count, seed=seed)
+    own = torch.as_tensor(instance.transform.apply(samples.points), dtype=other.dtype).to(other.device)
+    return float(torch.cdist(own, other).min(dim=1).values.square().mean())
 
 
 def chamfer_l2(points: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
@@ -155,9 +169,13 @@ def fit_pose(instance: NeuROKInstance, target_points: torch.Tensor, config: IKCo
         observed = target.double().cpu().numpy()
         fresh, _ = instance.surface_samples(4 * config.points, seed=config.seed + 1)
         errors = {"fit": surface_error(instance, z, observed, fresh),
-                  "rest": surface_error(instance, instance.rest_latent, observed, fresh)}
+                  "rest": surface_error(instance, instance.rest_latent, observed, fresh),
+                  "sampling_gap": sampling_gap(instance, fresh, len(observed), config.seed + 2)}
         if errors["rest"] <= errors["fit"] * (1.0 + config.rest_margin):
-            if config.full_space_fallback and instance.k_q < instance.k:
+            # fit again in the whole space, unless SOURCE explains the observation as well as another
+            # sampling of SOURCE would: then the observation shows SOURCE and there is nothing to find
+            moved = errors["rest"] > FALLBACK_GAP_RATIO * errors["sampling_gap"]
+            if config.full_space_fallback and moved and instance.k_q < instance.k:
                 full = fit_pose(replace(instance, subspace=whole_space(instance.k, instance.prior_mean.dtype,
                                                                             instance.device)), target_points,
                                 replace(config, full_space_fallback=False, z_steps=0))

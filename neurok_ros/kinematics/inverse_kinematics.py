@@ -60,8 +60,8 @@ class IKConfig:
 class IKResult:
     """q (k_q,), z (k,): the fit (q = A^T (z - z_rest); z is the fit itself, also when it left the
     subspace in the z refinement or the fallback); loss: its objective; start_losses (starts,) after
-    the q stage; seconds: wall time of the fit; surface_errors: {"fit": ..., "rest": ...} of the rest check
-    (normalised units squared), and kept_rest: whether the input pose won it; full_space: whether
+    the q stage; seconds: wall time of the fit; surface_errors: {"fit", "rest", "sampling_gap"} of the
+    rest check (normalised units squared), and kept_rest: whether the input pose won it; full_space: whether
     the returned fit came from the full-latent-space fallback."""
 
     q: torch.Tensor
@@ -176,8 +176,8 @@ def fit_pose(instance: NeuROKInstance, target_points: torch.Tensor, config: IKCo
             # sampling of SOURCE would: then the observation shows SOURCE and there is nothing to find
             moved = errors["rest"] > FALLBACK_GAP_RATIO * errors["sampling_gap"]
             if config.full_space_fallback and moved and instance.k_q < instance.k:
-                full = fit_pose(replace(instance, subspace=whole_space(instance.k, instance.prior_mean.dtype,
-                                                                            instance.device)), target_points,
+                whole = whole_space(instance.k, instance.prior_mean.dtype, instance.device)
+                full = fit_pose(replace(instance, subspace=whole), target_points,
                                 replace(config, full_space_fallback=False, z_steps=0))
                 if not full.kept_rest:
                     return IKResult(instance.coordinates(full.z), full.z, full.loss, start_losses.detach().cpu(),

@@ -78,7 +78,7 @@ class NeuROKModel(nn.Module):
         """Training pass. Returns prediction (B, Q, 8 | 3), posterior_mean, posterior_logvar,
         prior_mean, z (each (B, K, F_token)). sample=False decodes the posterior mean.
         prior_draws = S > 0: also decode S draws z ~ N(prior_mean, I) per pair at draw_points (B, C, 3)
-        -> "draw_positions" (B, S, C, 3), the deformed points (for the prior coverage loss)."""
+        -> "draw_positions" (B, S, C, 3), the deformed points (for the prior terms of the loss)."""
         prior_mean, shape_tokens = self.encode_prior(points)
         if self.output == "dual_quaternion":
             deformation = dq.canonical_sign(deformation)

@@ -16,13 +16,8 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from neurok_ros.data.instance_format import Instance
-from neurok_ros.evaluation.rigid_checks import rigid_fit
+from neurok_ros.evaluation.rigid_checks import first_hinge, frame_nearest_angle, part_size, rigid_fit
 from neurok_ros.kinematics.instance import encode_mesh
-
-
-def part_size(vertices: np.ndarray) -> float:
-    """Bounding-box diagonal of (n, 3) vertices, metres."""
-    return float(np.linalg.norm(np.ptp(vertices, axis=0)))
 
 
 def distinct_angles(angles_deg: np.ndarray, min_separation_deg: float) -> int:
@@ -62,15 +57,13 @@ def prior_lid_samples(model, inst: Instance, name: str = "", count: int = 8, see
     """lid_sample_measures of `count` prior samples of a laptop-like instance (its first joint the lid
     hinge), posed at the frame whose lid angle is nearest open_angle rad; also returns the samples
     (count, n, 3) and faces."""
-    joint = inst.joints[0]
-    pose = int(np.argmin(np.abs(np.asarray(inst.joint_values)[:, 0] - open_angle)))
+    lid, axis, pivot = first_hinge(inst)
+    pose = frame_nearest_angle(inst, open_angle)
     V = np.asarray(inst.frames[pose], dtype=np.float64)
     F = np.asarray(inst.faces, dtype=np.int64)
-    lid = np.isin(np.asarray(inst.part_ids), joint["child_parts"])
     instance = encode_mesh(model, V, F)
     samples = instance.decode(z=instance.sample_latents(count, seed, temperature))
-    measures = lid_sample_measures(V, lid, np.asarray(joint["axis"], np.float64),
-                                   np.asarray(joint["pivot"], np.float64), samples, tolerance, min_separation_deg)
+    measures = lid_sample_measures(V, lid, axis, pivot, samples, tolerance, min_separation_deg)
     return {"file": name, "joint_angle_deg": float(np.degrees(inst.joint_values[pose][0])), "count": count,
             "temperature": temperature, "k_q": instance.k_q, **measures, "vertices": V, "faces": F,
             "samples": samples}

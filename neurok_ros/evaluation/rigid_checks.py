@@ -46,6 +46,24 @@ def part_motion(frames: np.ndarray, mask: np.ndarray, axis: np.ndarray) -> tuple
     return Rotation.from_matrix(rotations).as_rotvec() @ axis, residuals
 
 
+def first_hinge(inst: Instance) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The instance's first joint: (n,) bool of the vertices it moves (its child parts), its axis
+    (3,) and a pivot point (3,) on it, mesh frame, metres."""
+    joint = inst.joints[0]
+    moving = np.isin(np.asarray(inst.part_ids), joint["child_parts"])
+    return moving, np.asarray(joint["axis"], dtype=np.float64), np.asarray(joint["pivot"], dtype=np.float64)
+
+
+def frame_nearest_angle(inst: Instance, angle: float) -> int:
+    """Index of the frame whose first joint value is nearest `angle` (rad)."""
+    return int(np.argmin(np.abs(np.asarray(inst.joint_values)[:, 0] - angle)))
+
+
+def part_size(vertices: np.ndarray) -> float:
+    """Bounding-box diagonal of (n, 3) vertices, metres."""
+    return float(np.linalg.norm(np.ptp(vertices, axis=0)))
+
+
 def area_weights(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
     """Per-vertex share of the surface area (a third of each incident triangle), m^2."""
     tri = vertices[faces]
@@ -60,13 +78,10 @@ def lid_check(model, inst: Instance, name: str = "", open_angle: float = 1.1, du
     """Check 1 of the module docstring on an articulated laptop-like instance (its first joint the
     lid hinge, posed at the frame whose angle is nearest open_angle rad). pin_fixed: hold the base
     in place (predict_motion's pinned_vertices), as the rigid ideal's table does."""
-    joint = inst.joints[0]  # the lid hinge; the base (its parent) does not move in the dataset
-    pose = int(np.argmin(np.abs(np.asarray(inst.joint_values)[:, 0] - open_angle)))
+    lid, axis, pivot = first_hinge(inst)  # the base (the hinge's parent) does not move in the dataset
+    pose = frame_nearest_angle(inst, open_angle)
     V = np.asarray(inst.frames[pose], dtype=np.float64)
     F = np.asarray(inst.faces, dtype=np.int64)
-    lid = np.isin(np.asarray(inst.part_ids), joint["child_parts"])
-    axis = np.asarray(joint["axis"], dtype=np.float64)
-    pivot = np.asarray(joint["pivot"], dtype=np.float64)
     settings = settings_from(stiffness=0.0, damping=0.0, duration=duration, fps=60.0)
     instance = encode_mesh(model, V, F)
     started = time.perf_counter()
@@ -91,7 +106,7 @@ def lid_check(model, inst: Instance, name: str = "", open_angle: float = 1.1, du
             "angle_learned_at_end_deg": float(np.degrees(angles[-1])),
             "angle_ideal_at_end_deg": float(np.degrees(ideal[-1])),
             "lid_kabsch_rms_max_m": float(residuals.max()), "base_motion_max_m": float(base_motion),
-            "lid_size_m": float(np.linalg.norm(np.ptp(V[lid], axis=0))), "pinned": pin_fixed, "seconds": seconds}
+            "lid_size_m": part_size(V[lid]), "pinned": pin_fixed, "seconds": seconds}
 
 
 def door_check(model, inst: Instance, name: str = "", speed: float = 0.3, duration: float = 0.5,
@@ -99,12 +114,9 @@ def door_check(model, inst: Instance, name: str = "", speed: float = 0.3, durati
     """Check 2 of the module docstring on an articulated door-like instance (its first joint the
     hinge), pushed at the free edge at mid height. pin_fixed: hold the frame in place, as a wall
     does."""
-    joint = inst.joints[0]  # the door hinge (the frame is its fixed parent)
+    door, axis, pivot = first_hinge(inst)  # the frame is the hinge's fixed parent
     V = np.asarray(inst.rest_vertices, dtype=np.float64)
     F = np.asarray(inst.faces, dtype=np.int64)
-    door = np.isin(np.asarray(inst.part_ids), joint["child_parts"])
-    axis = np.asarray(joint["axis"], dtype=np.float64)
-    pivot = np.asarray(joint["pivot"], dtype=np.float64)
     r = V - pivot
     r_perp = r - np.outer(r @ axis, axis)
     height = r @ axis

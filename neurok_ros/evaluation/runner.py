@@ -31,7 +31,7 @@ from neurok_ros.evaluation.pose_pairs import pose_pair, pose_vertices, select_fi
 from neurok_ros.geometry.metrics import DEFAULT_SEED, metrics_in_frame
 from neurok_ros.geometry.normalisation import NormalisingTransform
 from neurok_ros.kinematics.instance import DEFAULT_CHECKPOINT, EncodingConfig, load_default_model
-from neurok_ros.kinematics.inverse_kinematics import IKConfig
+from neurok_ros.kinematics.inverse_kinematics import FALLBACK_GAP_RATIO, IKConfig
 from neurok_ros.training.pair_dataset import split_files
 
 ABLATIONS = {"displacement": "Ablation: displacement output", "no_augment": "Ablation: no augmentation"}
@@ -249,6 +249,9 @@ def render_markdown(config: EvalConfig, methods: list[Method], records: list[dic
               + (f"; then the rest check: the fit is kept only if its surface error (TARGET samples to the "
                  f"decoded mesh surface, plus fresh decoded samples to TARGET) is more than "
                  f"{100 * ik.rest_margin:g}% below that of SOURCE itself (q = 0), else q = 0 is returned"
+                 + (f" unless the observation differs from SOURCE (its error above {FALLBACK_GAP_RATIO:g} "
+                    "sampling gaps) and a second fit in the whole latent space (A = I) wins the same check"
+                    if ik.full_space_fallback else "")
                  if ik.rest_check else "") + ". "
               f"\"IK seconds\" is the fit alone; encoding is listed below the table.",
               f"- PCA baseline: displacement fields of {pca_facts['config']['num_pairs']} seeded training pairs "

@@ -20,7 +20,7 @@ the model.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import igl
 import numpy as np
@@ -143,28 +143,29 @@ def fit_pose(instance: NeuROKInstance, target_points: torch.Tensor, config: IKCo
     noise = torch.randn(max(2, config.starts), instance.k, generator=generator)
     noise = noise.to(instance.device, instance.prior_mean.dtype)
     noise[:2] = 0.0
-    starts = instance.coordinates(instance.prior_mean + noise)
-    starts[0] = 0.0
+    start_offsets = instance.prior_mean + noise - instance.rest_latent  # z - z_rest of each start
+    start_offsets[0] = 0.0  # the input pose itself
     w = config.prior_weight
 
-    def prior(z: torch.Tensor) -> torch.Tensor:
-        return 0.5 * w * (z - instance.prior_mean).square().sum(1)
+    def objective(z: torch.Tensor) -> torch.Tensor:
+        prior = 0.5 * w * (z - instance.prior_mean).square().sum(1)
+        return chamfer_l2(instance.positions(z, cache), target) + prior
 
-    def q_objective(q: torch.Tensor) -> torch.Tensor:
-        z = instance.latent(q)
-        return chamfer_l2(instance.positions(z, cache), target) + prior(z)
+    def fit_in(basis: torch.Tensor, z_steps: int):
+        """Adam from every start in z = z_rest + basis q, then z_steps in z: (z (k,), loss (1,), start losses)."""
+        def q_objective(q: torch.Tensor) -> torch.Tensor:
+            return objective(instance.rest_latent + q @ basis.T)
 
-    q_all, start_losses = adam_on_rows(starts, q_objective, config.q_steps, config.q_rate)
-    best = int(torch.argmin(start_losses))
-    z = instance.latent(q_all[best:best + 1]).detach()
-    loss = start_losses[best:best + 1]
-    if config.z_steps > 0:
-        def z_objective(z: torch.Tensor) -> torch.Tensor:
-            return chamfer_l2(instance.positions(z, cache), target) + prior(z)
+        q_all, start_losses = adam_on_rows(start_offsets @ basis, q_objective, config.q_steps, config.q_rate)
+        best = int(torch.argmin(start_losses))
+        z = (instance.rest_latent + q_all[best:best + 1] @ basis.T).detach()
+        loss = start_losses[best:best + 1]
+        if z_steps > 0:
+            z, loss = adam_on_rows(z, objective, z_steps, config.z_rate)
+        return z[0].detach(), loss, start_losses
 
-        z, loss = adam_on_rows(z, z_objective, config.z_steps, config.z_rate)
-    z = z[0].detach()
-    errors, kept_rest = None, False
+    z, loss, start_losses = fit_in(instance.subspace.basis, config.z_steps)
+    errors, kept_rest, full_space = None, False, False
     if config.rest_check:
         observed = target.double().cpu().numpy()
         fresh, _ = instance.surface_samples(4 * config.points, seed=config.seed + 1)
@@ -176,13 +177,13 @@ def fit_pose(instance: NeuROKInstance, target_points: torch.Tensor, config: IKCo
             # sampling of SOURCE would: then the observation shows SOURCE and there is nothing to find
             moved = errors["rest"] > FALLBACK_GAP_RATIO * errors["sampling_gap"]
             if config.full_space_fallback and moved and instance.k_q < instance.k:
-                whole = whole_space(instance.k, instance.prior_mean.dtype, instance.device)
-                full = fit_pose(replace(instance, subspace=whole), target_points,
-                                replace(config, full_space_fallback=False, z_steps=0))
-                if not full.kept_rest:
-                    return IKResult(instance.coordinates(full.z), full.z, full.loss, start_losses.detach().cpu(),
-                                    time.perf_counter() - started, full.surface_errors, False, True)
-            z, kept_rest = instance.rest_latent.detach().clone(), True
-            loss = q_objective(torch.zeros(1, instance.k_q, dtype=z.dtype, device=z.device)).detach()
+                whole = whole_space(instance.k, instance.prior_mean.dtype, instance.device).basis
+                z_full, loss_full, _ = fit_in(whole, 0)
+                error_full = surface_error(instance, z_full, observed, fresh)
+                if errors["rest"] > error_full * (1.0 + config.rest_margin):
+                    z, loss, full_space, errors["fit"] = z_full, loss_full, True, error_full
+            if not full_space:
+                z, kept_rest = instance.rest_latent.detach().clone(), True
+                loss = objective(z[None]).detach()
     return IKResult(instance.coordinates(z), z, float(loss[0]), start_losses.detach().cpu(),
-                    time.perf_counter() - started, errors, kept_rest)
+                    time.perf_counter() - started, errors, kept_rest, full_space)

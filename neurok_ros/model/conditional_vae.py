@@ -8,7 +8,6 @@ from neurok_ros.geometry import dual_quaternion as dq
 from neurok_ros.model.config import ModelConfig
 from neurok_ros.model.deformation_decoder import DeformationDecoder, QueryCache
 from neurok_ros.model.deformation_encoder import DeformationEncoder
-from neurok_ros.model.prior_coverage import draw_prior_samples
 from neurok_ros.model.prior_encoder import PriorEncoder
 
 
@@ -95,7 +94,8 @@ class NeuROKModel(nn.Module):
                             count: int) -> torch.Tensor:
         """count draws z ~ N(prior_mean, I) per pair, decoded at draw_points (B, C, 3) -> (B, count, C, 3)."""
         batch, points = draw_points.shape[:2]
-        z = draw_prior_samples(prior_mean, count).flatten(0, 1)  # (B * S, K, F)
+        z = _repeat_per_draw(prior_mean, count)
+        z = z + torch.randn_like(z)  # (B * S, K, F): draws z ~ N(prior_mean, I)
         queries = _repeat_per_draw(draw_points, count)
         prediction = self.decode(z, queries, _repeat_per_draw(shape_tokens, count))
         return apply_deformation(prediction, queries, self.output).view(batch, count, points, 3)

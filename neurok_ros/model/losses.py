@@ -111,8 +111,10 @@ def neurok_loss(outputs: dict[str, torch.Tensor], batch: dict[str, torch.Tensor]
     coverage, rigidity = torch.zeros_like(kl), torch.zeros_like(kl)
     if "draw_positions" in outputs:
         draws, poses = outputs["draw_positions"], batch["pose_positions"]
-        coverage = coverage_loss(draws, poses)
-        rigidity = rigidity_loss(draws, poses, config.rigidity_tolerance)
+        with torch.set_grad_enabled(torch.is_grad_enabled() and config.coverage_weight > 0):
+            coverage = coverage_loss(draws, poses)  # a term of weight 0 is only logged: no graph
+        with torch.set_grad_enabled(torch.is_grad_enabled() and config.rigidity_weight > 0):
+            rigidity = rigidity_loss(draws, poses, config.rigidity_tolerance)
         if config.reconstruction == "mean":
             coverage, rigidity = coverage / draws.shape[2], rigidity / draws.shape[2]
     if config.reconstruction == "mean":

@@ -18,13 +18,6 @@ from __future__ import annotations
 import torch
 
 
-def draw_prior_samples(prior_mean: torch.Tensor, count: int) -> torch.Tensor:
-    """count draws z ~ N(mu, I) per pair: prior_mean (B, K, F) -> (B, count, K, F)."""
-    noise = torch.randn((prior_mean.shape[0], count, *prior_mean.shape[1:]), device=prior_mean.device,
-                        dtype=prior_mean.dtype)
-    return prior_mean.unsqueeze(1) + noise
-
-
 def pose_set_distances(sample_positions: torch.Tensor, pose_positions: torch.Tensor) -> torch.Tensor:
     """Squared distances between whole point sets with correspondence, summed over the points:
     sample_positions (B, S, Q, 3), pose_positions (B, P, Q, 3) -> (B, S, P)."""

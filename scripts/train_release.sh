@@ -10,7 +10,8 @@
 # config/dataset.yaml into OUT_DIR/data), DEVICE (auto|cpu|cuda), BATCH (pairs per step),
 # HOLDOUT (categories kept out of the held-out model's training), INIT_DIR (start each run from
 # INIT_DIR/<name>.pt: a second stage), SET (extra --set overrides for every run, space-separated).
-# Writes OUT_DIR/{default,holdout,displacement,no_augment}.pt with .log.jsonl and .out beside each.
+# Writes OUT_DIR/{default,holdout,displacement,no_augment}.pt with .log.jsonl and .out beside each;
+# default.pt and holdout.pt then get their posterior banks (`neurok bank`).
 set -euo pipefail
 OUT=${1:?usage: scripts/train_release.sh OUT_DIR [MINUTES]}
 MINUTES=${2:-60}
@@ -48,4 +49,10 @@ launch no_augment "$share" --set data.augment=false
 status=0
 for job in $(jobs -p); do wait "$job" || status=1; done
 tail -n 2 "$OUT"/*.out
+# the posterior bank of the models that sample (docs/model.md, "Posterior bank"), written in place
+if [ $status -eq 0 ]; then
+  neurok bank --data "$DATA" --checkpoint "$OUT/default.pt" --out "$OUT/default.pt" --no-progress || status=1
+  neurok bank --data "$DATA" --checkpoint "$OUT/holdout.pt" --out "$OUT/holdout.pt" \
+    --split-file "$OUT/holdout_split.json" --no-progress || status=1
+fi
 exit $status

@@ -37,3 +37,16 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(previous)
+
+
+@pytest.fixture(scope="module")
+def toy_dataset_dir(tmp_path_factory):
+    """A small real 4D dataset (test/toy_kinematic_data.py): 2 train and 1 val instance of each toy
+    category, 5 frames; one per test module."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from toy_kinematic_data import write_toy_dataset
+
+    return write_toy_dataset(tmp_path_factory.mktemp("toy4d"), train=2, val=1, frames=5)

@@ -9,7 +9,7 @@ import torch
 
 from neurok_ros.cli import main as neurok_main
 from neurok_ros.geometry.mesh_io import load_mesh, save_mesh
-from neurok_ros.kinematics.active_subspace import Subspace, active_subspace
+from neurok_ros.kinematics.active_subspace import Subspace, active_subspace, gaussian_draws
 from neurok_ros.kinematics.instance import DEFAULT_CHECKPOINT, EncodingConfig, encode_mesh, load_default_model
 from neurok_ros.kinematics.inverse_kinematics import IKConfig, chamfer_l2, fit_pose
 
@@ -71,7 +71,7 @@ def test_active_subspace_finds_the_directions_that_move_the_shape():
     def deformation_norm(z):
         return (z @ W.T).norm(dim=1)
 
-    subspace = active_subspace(deformation_norm, torch.zeros(12), num_samples=200, explained_variance=0.99)
+    subspace = active_subspace(deformation_norm, gaussian_draws(torch.zeros(12), 200), explained_variance=0.99)
     assert subspace.num_coords == 2 and subspace.explained > 0.999
     projector = subspace.basis @ subspace.basis.T
     torch.testing.assert_close(projector @ W.T, W.T, atol=1e-4, rtol=0)

@@ -5,7 +5,7 @@ import pytest
 
 from neurok_ros.data.articulated import laptop
 from neurok_ros.evaluation.prior_samples import distinct_angles, lid_sample_measures, prior_lid_samples
-from neurok_ros.kinematics.instance import load_default_model
+from neurok_ros.kinematics.instance import EncodingConfig, load_default_model
 
 
 @pytest.fixture(scope="module")
@@ -55,3 +55,17 @@ def test_prior_samples_of_the_shipped_model_are_measured(generated):
     assert result["samples"].shape == (4, len(result["vertices"]), 3)
     assert len(result["angles_deg"]) == 4 and np.isfinite(result["angles_deg"]).all()
     assert 0 <= result["distinct_valid_angles"] <= result["valid_count"] <= 4
+
+
+def test_the_shipped_posterior_bank_turns_an_unseen_lid_to_many_valid_angles(generated):
+    """The must-show of docs/model.md: 8 samples of an unseen laptop at 8 different valid lid angles
+    (measured 8 / 8 here); N(mu, I) draws of the same model stay within a few degrees of the input."""
+    model, _ = load_default_model()
+    assert model.posterior_bank is not None
+    bank = prior_lid_samples(model, generated[0], "laptop seed 3", count=8, pool=64)
+    assert bank["prior"] == "posterior bank" and bank["pool"] == 64
+    assert bank["valid_count"] >= 7 and bank["distinct_valid_angles"] >= 7
+    gaussian = prior_lid_samples(model, generated[0], "laptop seed 3", count=8,
+                                 encoding=EncodingConfig(posterior_bank=False))
+    assert gaussian["prior"] == "N(mu, I)"
+    assert bank["angle_range_deg"] > 4 * gaussian["angle_range_deg"]

@@ -19,15 +19,15 @@ from neurok_ros.training.similarity import random_rotation, transform_dual_quate
 from neurok_ros.training.trainer import collate, compute_loss, train
 
 sys.path.insert(0, str(Path(__file__).parent))
-from toy_kinematic_data import drawer, laptop, write_toy_dataset  # noqa: E402
+from toy_kinematic_data import drawer, laptop  # noqa: E402
 
 pytestmark = [pytest.mark.usefixtures("one_torch_thread"),
               pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")]
 
 
 @pytest.fixture(scope="module")
-def dataset_dir(tmp_path_factory):
-    return write_toy_dataset(tmp_path_factory.mktemp("toy4d"), train=2, val=1, frames=5)
+def dataset_dir(toy_dataset_dir):
+    return toy_dataset_dir
 
 
 @pytest.fixture(scope="module")

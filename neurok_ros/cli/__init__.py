@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "neurok_ros.cli.train_command",
     "neurok_ros.cli.ik_command",
     "neurok_ros.cli.sample_command",
+    "neurok_ros.cli.bank_command",
     "neurok_ros.cli.eval_command",
     "neurok_ros.cli.simulate_command",
     "neurok_ros.cli.serve_command",

@@ -1,4 +1,5 @@
-"""Are the prior's samples valid poses? Lid angles of laptops decoded from z ~ N(mu, I).
+"""Are the prior's samples valid poses? Lid angles of laptops decoded from prior draws (the posterior
+bank's when the checkpoint has one and the encoding uses it, else z ~ N(mu, I)).
 
 An unseen laptop (a test-split instance, posed at the frame whose lid angle is nearest open_angle)
 is encoded and `count` prior draws are decoded. Each sample is compared with the input pose by two
@@ -17,7 +18,8 @@ from scipy.spatial.transform import Rotation
 
 from neurok_ros.data.instance_format import Instance
 from neurok_ros.evaluation.rigid_checks import first_hinge, frame_nearest_angle, part_size, rigid_fit
-from neurok_ros.kinematics.instance import encode_mesh
+from neurok_ros.kinematics.diverse_samples import diverse_latents
+from neurok_ros.kinematics.instance import EncodingConfig, encode_mesh
 
 
 def distinct_angles(angles_deg: np.ndarray, min_separation_deg: float) -> int:
@@ -53,17 +55,20 @@ def lid_sample_measures(vertices: np.ndarray, lid: np.ndarray, axis: np.ndarray,
 
 def prior_lid_samples(model, inst: Instance, name: str = "", count: int = 8, seed: int = 0,
                       open_angle: float = 1.1, temperature: float = 1.0, tolerance: float = 0.02,
-                      min_separation_deg: float = 2.0) -> dict:
+                      min_separation_deg: float = 2.0, encoding: EncodingConfig = EncodingConfig(),
+                      pool: int = 0) -> dict:
     """lid_sample_measures of `count` prior samples of a laptop-like instance (its first joint the lid
     hinge), posed at the frame whose lid angle is nearest open_angle rad; also returns the samples
-    (count, n, 3) and faces."""
+    (count, n, 3) and faces. pool > count: the samples are count of pool draws, chosen to differ
+    (kinematics/diverse_samples.py); else count plain draws."""
     lid, axis, pivot = first_hinge(inst)
     pose = frame_nearest_angle(inst, open_angle)
     V = np.asarray(inst.frames[pose], dtype=np.float64)
     F = np.asarray(inst.faces, dtype=np.int64)
-    instance = encode_mesh(model, V, F)
-    samples = instance.decode(z=instance.sample_latents(count, seed, temperature))
+    instance = encode_mesh(model, V, F, encoding)
+    samples = instance.decode(z=diverse_latents(instance, count, pool, seed, temperature))
     measures = lid_sample_measures(V, lid, axis, pivot, samples, tolerance, min_separation_deg)
     return {"file": name, "joint_angle_deg": float(np.degrees(inst.joint_values[pose][0])), "count": count,
-            "temperature": temperature, "k_q": instance.k_q, **measures, "vertices": V, "faces": F,
-            "samples": samples}
+            "temperature": temperature, "k_q": instance.k_q, "seed": seed, "pool": max(pool, count),
+            "prior": "posterior bank" if instance.motion_offsets is not None else "N(mu, I)", **measures,
+            "vertices": V, "faces": F, "samples": samples}

@@ -32,19 +32,18 @@ def whole_space(k: int, dtype: torch.dtype, device: torch.device | str = "cpu") 
     return Subspace(identity, torch.ones(k, dtype=dtype, device=device), 1.0)
 
 
-def gradient_outer_product(deformation_norm: Callable[[torch.Tensor], torch.Tensor], mean: torch.Tensor,
-                           num_samples: int, generator: torch.Generator, chunk: int = 32) -> torch.Tensor:
-    """C = mean_i grad G(z_i) grad G(z_i)^T, (k, k); deformation_norm maps (B, k) -> (B,) and each
-    output must depend on its own row only (so one backward gives every per-sample gradient)."""
-    k = mean.numel()
-    C = torch.zeros(k, k, dtype=mean.dtype, device=mean.device)
-    for start in range(0, num_samples, chunk):
-        count = min(chunk, num_samples - start)
-        noise = torch.randn(count, k, generator=generator, dtype=mean.dtype, device="cpu").to(mean.device)
-        z = (mean.reshape(1, k) + noise).requires_grad_(True)
+def gradient_outer_product(deformation_norm: Callable[[torch.Tensor], torch.Tensor], latents: torch.Tensor,
+                           chunk: int = 32) -> torch.Tensor:
+    """C = mean_i grad G(z_i) grad G(z_i)^T, (k, k), over latents (S, k); deformation_norm maps
+    (B, k) -> (B,) and each output must depend on its own row only (so one backward gives every
+    per-sample gradient)."""
+    k = latents.shape[1]
+    C = torch.zeros(k, k, dtype=latents.dtype, device=latents.device)
+    for start in range(0, len(latents), chunk):
+        z = latents[start:start + chunk].detach().clone().requires_grad_(True)
         grads, = torch.autograd.grad(deformation_norm(z).sum(), z)
         C += grads.T @ grads
-    return C / num_samples
+    return C / len(latents)
 
 
 def subspace_from_outer_product(C: torch.Tensor, explained_variance: float = 0.99,
@@ -67,10 +66,16 @@ def subspace_from_outer_product(C: torch.Tensor, explained_variance: float = 0.9
     return Subspace(eigenvectors[:, :k_q].to(C.dtype), eigenvalues.to(C.dtype), explained)
 
 
-def active_subspace(deformation_norm: Callable[[torch.Tensor], torch.Tensor], mean: torch.Tensor,
-                    num_samples: int = 64, explained_variance: float = 0.99, max_coords: int = 16,
-                    seed: int = 0) -> Subspace:
-    """The active subspace of deformation_norm around mean (k,) with prior N(mean, I)."""
+def gaussian_draws(mean: torch.Tensor, num_samples: int, seed: int = 0) -> torch.Tensor:
+    """(num_samples, k) draws from N(mean, I), mean (k,); the noise is drawn on the CPU (seeded)."""
     generator = torch.Generator().manual_seed(int(seed))
-    C = gradient_outer_product(deformation_norm, mean.reshape(-1), num_samples, generator)
+    noise = torch.randn(num_samples, mean.numel(), generator=generator, dtype=mean.dtype, device="cpu")
+    return mean.reshape(1, -1) + noise.to(mean.device)
+
+
+def active_subspace(deformation_norm: Callable[[torch.Tensor], torch.Tensor], latents: torch.Tensor,
+                    explained_variance: float = 0.99, max_coords: int = 16) -> Subspace:
+    """The active subspace of deformation_norm over prior draws latents (S, k): gaussian_draws for
+    the N(mu, I) prior of DESIGN §4, or the posterior bank's draws (instance.py)."""
+    C = gradient_outer_product(deformation_norm, latents)
     return subspace_from_outer_product(C, explained_variance, max_coords)

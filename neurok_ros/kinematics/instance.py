@@ -13,6 +13,11 @@ therefore taken relative to its decoded rest transform, T(z) o T(z_rest)^-1 (dua
 a displacement model d(z) - d(z_rest)), so decode(q = 0) is the input mesh exactly and every other
 pose keeps the input's detail instead of the decoder's reconstruction error.
 
+Prior draws (sample_latents: `neurok sample`): when the checkpoint carries a posterior bank
+(neurok_ros/model/posterior_bank.py), z = z_rest + the latent offset of a training pose of one of the
+nearest training shapes; without one, z ~ N(mu, I). The active subspace and the IK's starts keep the
+N(mu, I) draws of DESIGN §4 (bank draws there were measured no better: docs/model.md).
+
 Everything inside works in the mesh's normalised frame (bounding-box centre at 0, longest side 1);
 decode maps back. The decoder's query points are independent of each other, so the mesh vertices
 themselves are decoded (no vertex driving needed for the output).
@@ -30,9 +35,10 @@ from neurok_ros.geometry import dual_quaternion as dq
 from neurok_ros.geometry.mesh_cleaning import validate_mesh_arrays
 from neurok_ros.geometry.normalisation import NormalisingTransform
 from neurok_ros.geometry.surface_sampling import SurfaceSamples, sample_surface
-from neurok_ros.kinematics.active_subspace import Subspace, active_subspace, whole_space
+from neurok_ros.kinematics.active_subspace import Subspace, active_subspace, gaussian_draws, whole_space
 from neurok_ros.model.conditional_vae import NeuROKModel, apply_deformation
 from neurok_ros.model.deformation_decoder import QueryCache
+from neurok_ros.model.posterior_bank import bank_draws
 
 DEFAULT_CHECKPOINT = Path(__file__).resolve().parents[1] / "assets" / "neurok_default.pt"
 DECODE_CHUNK = 16384  # query points per decoder call when decoding a whole mesh
@@ -43,7 +49,8 @@ class EncodingConfig:
     """input_points: surface samples E_cond sees; subspace_points: query samples of G(z);
     subspace_samples: z samples for C; explained_variance / max_coords: choice of k_q;
     reduce: False keeps the whole latent space (A = I, k_q = k; the "no active subspace" ablation);
-    anchor_rest: deformations relative to the decoded rest pose (module docstring)."""
+    anchor_rest: deformations relative to the decoded rest pose (module docstring);
+    posterior_bank: draw from the checkpoint's posterior bank when it has one (module docstring)."""
 
     input_points: int = 1024
     subspace_points: int = 512
@@ -52,6 +59,7 @@ class EncodingConfig:
     max_coords: int = 16
     reduce: bool = True
     anchor_rest: bool = True
+    posterior_bank: bool = True
     seed: int = 0
 
 
@@ -87,7 +95,8 @@ class NeuROKInstance:
     transform: input frame -> normalised frame; prior_mean (k,); shape_tokens (1, K, W);
     rest_latent (k,): E_vae's mean for "no deformation", the z that decodes to the input pose itself;
     subspace: A (k, k_q); vertex_queries: decoder queries at the normalised vertices; anchored:
-    whether deformations are relative to the decoded rest pose."""
+    whether deformations are relative to the decoded rest pose; motion_offsets (E, k): the posterior
+    bank's offsets of the nearest training shapes, or None (no bank: the prior is N(mu, I))."""
 
     model: NeuROKModel
     vertices: np.ndarray
@@ -100,6 +109,7 @@ class NeuROKInstance:
     vertex_queries: list[Queries]
     seconds: float
     anchored: bool = True
+    motion_offsets: torch.Tensor | None = None
 
     @property
     def k(self) -> int:
@@ -122,7 +132,10 @@ class NeuROKInstance:
         return (z - self.rest_latent) @ self.subspace.basis
 
     def sample_latents(self, count: int, seed: int = 0, temperature: float = 1.0) -> torch.Tensor:
-        """count draws z ~ N(mu, temperature^2 I) from the prior, (count, k)."""
+        """count draws from the prior, (count, k): z = z_rest + temperature * offset, offsets drawn
+        from motion_offsets when there is a posterior bank; else z ~ N(mu, temperature^2 I)."""
+        if self.motion_offsets is not None:
+            return bank_draws(self.motion_offsets, self.rest_latent, count, seed, temperature)
         generator = torch.Generator().manual_seed(int(seed))
         noise = torch.randn(count, self.k, generator=generator).to(self.device, self.prior_mean.dtype)
         return self.prior_mean + temperature * noise
@@ -186,6 +199,8 @@ def encode_mesh(model: NeuROKModel, vertices, faces, config: EncodingConfig = En
         vertex_queries = [prepare_queries(model, normalised[i:i + DECODE_CHUNK], shape_tokens, anchor)
                           for i in range(0, len(normalised), DECODE_CHUNK)]
     mean = prior_mean.reshape(-1)
+    bank = model.posterior_bank if config.posterior_bank else None
+    offsets = bank.nearest_offsets(mean) if bank is not None else None
     if config.reduce:
         probe = torch.as_tensor(transform.apply(sample_surface(V, F, config.subspace_points, rng).points),
                                 dtype=torch.float32, device=device)
@@ -197,13 +212,13 @@ def encode_mesh(model: NeuROKModel, vertices, faces, config: EncodingConfig = En
                                       probe_cache.points, model.output)
             return (moved - probe_cache.points).flatten(1).norm(dim=1)
 
-        subspace = active_subspace(deformation_norm, mean.detach(), config.subspace_samples,
-                                   config.explained_variance, config.max_coords, config.seed)
+        draws = gaussian_draws(mean.detach(), config.subspace_samples, config.seed)
+        subspace = active_subspace(deformation_norm, draws, config.explained_variance, config.max_coords)
     else:
         subspace = whole_space(mean.numel(), mean.dtype, device)
     return NeuROKInstance(model, V, F, transform, mean.detach(), shape_tokens.detach(),
                           rest_latent.reshape(-1), subspace, vertex_queries, time.perf_counter() - started,
-                          config.anchor_rest)
+                          config.anchor_rest, offsets)
 
 
 def no_deformation(points: torch.Tensor, output: str) -> torch.Tensor:

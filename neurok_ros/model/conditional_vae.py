@@ -34,7 +34,11 @@ class NeuROKModel(nn.Module):
     (bounding-box centre at the origin, longest side 1).
 
     points (B, N, 3): surface samples of M0; deformation (B, N, 8 | 3): their deformation to the other
-    pose; query_points (B or 1, Q, 3): where the decoder predicts; z (B, K, F_token)."""
+    pose; query_points (B or 1, Q, 3): where the decoder predicts; z (B, K, F_token).
+    posterior_bank: the checkpoint's PosteriorBank (model/posterior_bank.py), set by load_model; None
+    without one (the prior is then N(mu, I))."""
+
+    posterior_bank = None
 
     def __init__(self, config: ModelConfig | dict):
         super().__init__()

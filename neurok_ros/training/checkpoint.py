@@ -3,7 +3,8 @@
 A checkpoint file (the one shipped and used for inference, < 25 MB) holds:
   format, format_version, model_state (tensors), config (RunConfig.to_dict()), parameter_count,
   step, metrics (validation metrics, floats), dataset (manifest facts: dataset_version, seed,
-  frames, categories and their kinds, holdout categories, train instance count), torch_version, saved_at.
+  frames, categories and their kinds, holdout categories, train instance count), torch_version, saved_at;
+  and, once `neurok bank` has added it, posterior_bank (neurok_ros/model/posterior_bank.py).
 The optimizer state needed by --resume goes to a sidecar file "<checkpoint>.train-state.pt" so the
 checkpoint itself stays small. Writes are atomic (temporary file, then rename).
 """
@@ -32,7 +33,7 @@ def train_state_path(path: str | Path) -> Path:
     return path.with_name(path.name + ".train-state.pt")
 
 
-def _atomic_save(obj, path: Path, max_megabytes: float | None = None) -> None:
+def atomic_save(obj, path: Path, max_megabytes: float | None = None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     torch.save(obj, tmp)
@@ -63,9 +64,9 @@ def save_checkpoint(path: str | Path, model: torch.nn.Module, config: dict, step
         "saved_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
     if optimizer is not None:
-        _atomic_save({"format": FORMAT, "step": int(step), "optimizer": optimizer.state_dict()},
+        atomic_save({"format": FORMAT, "step": int(step), "optimizer": optimizer.state_dict()},
                      train_state_path(path))
-    _atomic_save(payload, path, max_megabytes)
+    atomic_save(payload, path, max_megabytes)
     return path
 
 
@@ -102,6 +103,13 @@ def load_model(path: str | Path, device: str | torch.device = "cpu"):
     from neurok_ros.model.conditional_vae import NeuROKModel
 
     payload = load_checkpoint(path, map_location=device)
+    from neurok_ros.model.posterior_bank import PosteriorBank
+
     model = NeuROKModel(payload["config"]["model"])
     model.load_state_dict(payload["model_state"])
+    if "posterior_bank" in payload:
+        try:
+            model.posterior_bank = PosteriorBank.from_payload(payload["posterior_bank"])
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise CheckpointError(f"{path}: unreadable posterior bank ({exc})") from None
     return model.to(device).eval(), payload

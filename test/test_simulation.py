@@ -190,9 +190,9 @@ def test_driven_output_follows_the_exact_decode(laptop):
     _, _, instance = laptop
     q = torch.zeros(2, instance.k_q)
     q[1, :4] = torch.tensor([1.0, -1.0, 0.5, 2.0])
-    exact, mode = decode_frames(instance, q, output_points=10_000)
+    exact, mode = decode_frames(instance, instance.latent(q), output_points=10_000)
     assert mode == "exact"
-    driven, mode = decode_frames(instance, q, output_points=256)
+    driven, mode = decode_frames(instance, instance.latent(q), output_points=256)
     assert mode == "driven" and driven.shape == exact.shape and driven.dtype == np.float32
     error = np.linalg.norm(driven - exact, axis=-1)
     assert error.mean() < 0.003 and error.max() < 0.02  # metres, on a 0.54 m diagonal

@@ -50,6 +50,10 @@ def register(subparsers) -> None:
     parser.add_argument("--dynamics-map", choices=("polynomial", "decoder"),
                         help="what the solver differentiates: a polynomial fitted to the decoder (default, "
                              "fast) or the attention decoder itself (docs/physics.md compares them)")
+    parser.add_argument("--chart", choices=("subspace", "bank"),
+                        help="simulated coordinates: the active subspace (default) or the square-root chart "
+                             "through the posterior bank's motions (docs/physics.md; with --coordinates 1)")
+    parser.add_argument("--coordinates", type=int, help="at most this many simulated directions (or bank modes)")
     parser.add_argument("--points", type=int, dest="simulation_points", help="simulation points")
     parser.add_argument("--config", help="settings YAML replacing config/simulation.yaml")
     parser.add_argument("--out", required=True, help="trajectory .npz")
@@ -117,7 +121,8 @@ def run(args) -> int:
     settings = settings_from({
         "gravity": args.gravity, "stiffness": args.stiffness, "damping": args.damping, "mass": args.mass,
         "barrier": args.barrier, "duration": args.duration, "fps": args.fps, "method": args.method,
-        "step_size": args.step_size, "dynamics_map": args.dynamics_map,
+        "step_size": args.step_size, "dynamics_map": args.dynamics_map, "chart": args.chart,
+        "coordinates": args.coordinates,
         "simulation_points": args.simulation_points,
         "pushes": push_specs(args.force) if args.force else None,
         "pins": pin_boxes(args.pin_box) if args.pin_box else None, "pin_stiffness": args.pin_stiffness}, base=base)

@@ -74,15 +74,16 @@ def area_weights(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
 
 
 def lid_check(model, inst: Instance, name: str = "", open_angle: float = 1.1, duration: float = 0.3,
-              pin_fixed: bool = False) -> dict:
+              pin_fixed: bool = False, settings: dict | None = None) -> dict:
     """Check 1 of the module docstring on an articulated laptop-like instance (its first joint the
     lid hinge, posed at the frame whose angle is nearest open_angle rad). pin_fixed: hold the base
-    in place (predict_motion's pinned_vertices), as the rigid ideal's table does."""
+    in place (predict_motion's pinned_vertices), as the rigid ideal's table does. settings: other
+    simulation settings (e.g. {"chart": "bank"}); the check's own (no spring, no damping) win."""
     lid, axis, pivot = first_hinge(inst)  # the base (the hinge's parent) does not move in the dataset
     pose = frame_nearest_angle(inst, open_angle)
     V = np.asarray(inst.frames[pose], dtype=np.float64)
     F = np.asarray(inst.faces, dtype=np.int64)
-    settings = settings_from(stiffness=0.0, damping=0.0, duration=duration, fps=60.0)
+    settings = settings_from(settings, stiffness=0.0, damping=0.0, duration=duration, fps=60.0)
     instance = encode_mesh(model, V, F)
     started = time.perf_counter()
     prediction = predict_motion(instance, None, settings, pinned_vertices=~lid if pin_fixed else None)
@@ -110,10 +111,10 @@ def lid_check(model, inst: Instance, name: str = "", open_angle: float = 1.1, du
 
 
 def door_check(model, inst: Instance, name: str = "", speed: float = 0.3, duration: float = 0.5,
-               pin_fixed: bool = False) -> dict:
+               pin_fixed: bool = False, settings: dict | None = None) -> dict:
     """Check 2 of the module docstring on an articulated door-like instance (its first joint the
     hinge), pushed at the free edge at mid height. pin_fixed: hold the frame in place, as a wall
-    does."""
+    does. settings: as lid_check's."""
     door, axis, pivot = first_hinge(inst)  # the frame is the hinge's fixed parent
     V = np.asarray(inst.rest_vertices, dtype=np.float64)
     F = np.asarray(inst.faces, dtype=np.int64)
@@ -125,7 +126,8 @@ def door_check(model, inst: Instance, name: str = "", speed: float = 0.3, durati
     index = np.flatnonzero(middle)[np.argmax(np.linalg.norm(r_perp[middle], axis=1))]
     radius = float(np.linalg.norm(r_perp[index]))
     direction = np.cross(axis, r_perp[index]) / radius  # opening: positive rotation about the axis
-    settings = settings_from(stiffness=0.0, damping=0.0, gravity=(0.0, 0.0, 0.0), duration=duration, fps=30.0)
+    settings = settings_from(settings, stiffness=0.0, damping=0.0, gravity=(0.0, 0.0, 0.0), duration=duration,
+                             fps=30.0)
     instance = encode_mesh(model, V, F)
     started = time.perf_counter()
     prediction = predict_motion(instance, ContactConditions([V[index]], [speed * direction]), settings,

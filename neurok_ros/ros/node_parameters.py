@@ -21,7 +21,7 @@ from typing import Optional
 
 from neurok_ros.config_files import config_path, load_yaml
 from neurok_ros.errors import NeurokInputError
-from neurok_ros.simulation.settings import DERIVATIVES, DYNAMICS_MAPS, METHODS, pin_boxes
+from neurok_ros.simulation.settings import CHARTS, DERIVATIVES, DYNAMICS_MAPS, METHODS, pin_boxes
 
 NODE_NAME = "neurok_node"
 PARAMS_FILE = "neurok.yaml"
@@ -86,6 +86,8 @@ SPECS = (
     ParameterSpec("derivatives", "string", "how the decoder map is differentiated", constraints=_one_of(DERIVATIVES)),
     ParameterSpec("dynamics_map", "string", "what the solver differentiates: a polynomial fitted to the decoder "
                   "(fast) or the decoder itself", constraints=_one_of(DYNAMICS_MAPS)),
+    ParameterSpec("chart", "string", "simulated coordinates: the active subspace, or the square-root chart through "
+                  "the posterior bank's motions (with coordinates 1)", constraints=_one_of(CHARTS)),
     ParameterSpec("surrogate_degree", "integer", "degree of the polynomial map", 1, 8),
     ParameterSpec("surrogate_radius", "double", "radius of the polynomial's first samples, latent units",
                   1.0e-3, 1.0e3),
@@ -106,9 +108,9 @@ SPECS = (
 SPEC_BY_NAME = {spec.name: spec for spec in SPECS}
 SIMULATION_PARAMETERS = ("duration", "fps", "gravity", "stiffness", "pin_stiffness", "damping", "mass", "barrier", "contact_tolerance",
                          "drag_stiffness", "drag_damping", "simulation_points", "coordinates",
-                         "method", "step_size", "derivatives", "dynamics_map", "surrogate_degree",
+                         "method", "step_size", "derivatives", "dynamics_map", "chart", "surrogate_degree",
                          "surrogate_radius", "surrogate_refinements", "output_points")
-_CHOICES = {"method": METHODS, "derivatives": DERIVATIVES, "dynamics_map": DYNAMICS_MAPS}
+_CHOICES = {"method": METHODS, "derivatives": DERIVATIVES, "dynamics_map": DYNAMICS_MAPS, "chart": CHARTS}
 
 
 def _simulation_overrides(self) -> dict:

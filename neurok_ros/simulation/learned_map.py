@@ -19,6 +19,10 @@ the motion is meaningless. The simulation therefore uses the principal direction
 the active subspace: the eigenvectors U (k_q, k_sim) of M(0) with eigenvalue >= inertia_ratio *
 the largest, at most `coordinates` of them. z = z_rest + A U q_sim; A U has orthonormal columns, so
 q_sim keeps latent units, and the instance's coordinates are q = U q_sim.
+
+The bank chart (chart="bank", simulation/bank_chart.py) replaces A by a square-root chart through the
+motions of the posterior bank, because the decoder is flat at z_rest along every linear direction;
+the principal directions of M(0) are then taken among its modes.
 """
 from __future__ import annotations
 
@@ -30,11 +34,16 @@ import torch
 
 from neurok_ros.dynamics.kinematic_map import KinematicMap
 from neurok_ros.dynamics.potentials import Potentials
+from neurok_ros.errors import NeurokInputError
 from neurok_ros.geometry.surface_sampling import SurfaceSamples
+from neurok_ros.simulation.bank_chart import bank_chart
+from neurok_ros.simulation.settings import CHARTS
 
 PIN_PENALTY = 10.0  # weight of the pinned points' motion against the free points' in choosing directions
 
 FLOAT32_STEPS = (0.011, 0.098)  # (h1, h2) of KinematicMap for a float32 decoder
+
+DEFAULT_BANK_MODES = 4  # modes of the bank chart when `coordinates` is None
 
 
 @dataclass
@@ -45,16 +54,20 @@ class LearnedMap:
     of M(0) (k_q,), kg m^2 per unit q^2, largest first; basis: A U (k, k_sim), the latent directions
     that are simulated; latent_offset: z_rest - mu (k,); rest_positions: x(q = 0) (n, 3) metres,
     the input pose (exactly, with rest-anchored decoding); pinned (n,) 0/1: the points held in place
-    by the pin stiffness."""
+    by the pin stiffness; latents: q_sim (B, k_sim) -> z (B, k); chart: "subspace" (z = z_rest +
+    A U q_sim) or "bank" (simulation/bank_chart.py: directions (m, k_sim) then mix the chart's m
+    modes, basis is None and the prior barrier is not available)."""
 
     kmap: KinematicMap
     samples: SurfaceSamples
     directions: torch.Tensor
     inertia: torch.Tensor
-    basis: torch.Tensor
+    basis: Optional[torch.Tensor]
     latent_offset: torch.Tensor
     rest_positions: torch.Tensor
     pinned: Optional[torch.Tensor] = None
+    latents: Optional[Callable[[torch.Tensor], torch.Tensor]] = None
+    chart: str = "subspace"
 
     @property
     def num_coords(self) -> int:
@@ -72,14 +85,18 @@ class LearnedMap:
         z^2). rest_positions (n, 3): x(q = 0) of the map the solver uses, when it is not the decoder
         (a surrogate's own rest pose)."""
         rest = self.rest_positions if rest_positions is None else rest_positions
+        if barrier > 0 and self.basis is None:
+            raise NeurokInputError("the prior barrier needs the subspace chart (chart: subspace)")
         pinned = self.pinned is not None and bool(self.pinned.any())
         return Potentials(gravity=gravity, stiffness=stiffness, rest_positions=rest,
                           pin_stiffness=pin_stiffness if pinned else 0.0,
                           pinned=self.pinned.to(rest.device) if pinned else None, barrier=barrier,
-                          basis=self.basis.to(rest.device), latent_offset=self.latent_offset.to(rest.device))
+                          basis=self.basis.to(rest.device) if self.basis is not None else None,
+                          latent_offset=self.latent_offset.to(rest.device))
 
     def instance_coordinates(self, q_sim: torch.Tensor) -> torch.Tensor:
-        """(..., k_sim) -> (..., k_q): q = U q_sim, the instance's coordinates (instance.decode(q))."""
+        """(..., k_sim) -> q = U q_sim: the instance's coordinates (..., k_q) (instance.decode(q)) for
+        the subspace chart, the bank chart's mode coordinates (..., m) for the bank chart."""
         return q_sim @ self.directions.T.to(q_sim.device, q_sim.dtype)
 
 
@@ -112,7 +129,8 @@ def _principal_directions(positions_batch, k_q: int, masses: torch.Tensor, step:
 def learned_kinematic_map(instance, points: int = 256, mass: float = 1.0, coordinates: Optional[int] = None,
                           inertia_ratio: float = 0.0, derivatives: str = "auto", seed: int = 0,
                           dtype: torch.dtype = torch.float64, extra_points=None,
-                          pin: Optional[Callable[[SurfaceSamples], np.ndarray]] = None) -> LearnedMap:
+                          pin: Optional[Callable[[SurfaceSamples], np.ndarray]] = None,
+                          chart: str = "subspace") -> LearnedMap:
     """The instance's kinematic map on `points` area-uniform surface samples of total mass `mass` kg.
 
     coordinates: at most this many simulated directions (None: up to k_q); inertia_ratio: keep the
@@ -121,8 +139,14 @@ def learned_kinematic_map(instance, points: int = 256, mass: float = 1.0, coordi
     surface, mesh frame, appended after the samples (indices points .. points + e - 1). Positions
     are metres in the mesh frame, assuming the mesh's units are metres. pin: samples -> (points,)
     bool, the samples that are held in place (LearnedMap.pinned; the simulated directions then
-    favour motion of the others).
+    favour motion of the others). chart: "subspace" (the active subspace, module docstring) or "bank"
+    (the square-root chart through the posterior bank's motions, simulation/bank_chart.py; needs a
+    checkpoint with a bank; `coordinates` modes, 4 when None).
     """
+    if chart not in CHARTS:
+        raise NeurokInputError(f"chart must be one of {CHARTS}, got {chart!r}")
+    if chart == "bank" and instance.motion_offsets is None:
+        raise NeurokInputError("the bank chart needs a checkpoint with a posterior bank (neurok bank)")
     if points < 1:
         raise ValueError(f"need at least one simulation point, got {points}")
     if not mass > 0:
@@ -152,10 +176,33 @@ def learned_kinematic_map(instance, points: int = 256, mass: float = 1.0, coordi
     if pin is not None:
         pinned[:points] = torch.as_tensor(np.asarray(pin(samples), dtype=bool), dtype=dtype, device=device)
     h1, h2 = FLOAT32_STEPS if model_dtype == torch.float32 else (None, None)
-    directions, inertia = _principal_directions(batch_with(instance.subspace.basis), instance.k_q, masses,
-                                                h1 or 1e-4, coordinates, inertia_ratio, pinned)
-    basis = (instance.subspace.basis.to(dtype) @ directions).to(model_dtype)
-    positions_batch = batch_with(basis)
+    if chart == "bank":
+        def surface(z: torch.Tensor) -> torch.Tensor:
+            return instance.positions(z, cache).to(dtype) * inverse_scale + centre
+
+        modes = bank_chart(surface, rest_latent, instance.motion_offsets, masses,
+                           coordinates or DEFAULT_BANK_MODES)
+
+        def chart_batch(q: torch.Tensor) -> torch.Tensor:
+            return instance.positions(modes.latents(q).to(model_dtype), cache).to(q.dtype) * inverse_scale + centre
+
+        directions, inertia = _principal_directions(chart_batch, modes.num_modes, masses, h1 or 1e-4, coordinates,
+                                                    inertia_ratio, pinned)
+        basis = None
+
+        def latents(q_sim: torch.Tensor) -> torch.Tensor:
+            return modes.latents(q_sim @ directions.T.to(q_sim.device, q_sim.dtype)).to(model_dtype)
+
+        def positions_batch(q: torch.Tensor) -> torch.Tensor:
+            return instance.positions(latents(q), cache).to(q.dtype) * inverse_scale + centre
+    else:
+        directions, inertia = _principal_directions(batch_with(instance.subspace.basis), instance.k_q, masses,
+                                                    h1 or 1e-4, coordinates, inertia_ratio, pinned)
+        basis = (instance.subspace.basis.to(dtype) @ directions).to(model_dtype)
+        positions_batch = batch_with(basis)
+
+        def latents(q_sim: torch.Tensor) -> torch.Tensor:
+            return rest_latent + q_sim.to(model_dtype) @ basis.T
 
     def positions(q: torch.Tensor) -> torch.Tensor:
         return positions_batch(q[None])[0]
@@ -165,4 +212,5 @@ def learned_kinematic_map(instance, points: int = 256, mass: float = 1.0, coordi
     with torch.no_grad():
         rest = positions(torch.zeros(k_sim, dtype=dtype, device=device))
     offset = (rest_latent - instance.prior_mean).to(dtype)
-    return LearnedMap(kmap, samples, directions, inertia, basis.to(dtype), offset, rest, pinned)
+    return LearnedMap(kmap, samples, directions, inertia, basis.to(dtype) if basis is not None else None, offset,
+                      rest, pinned, latents, chart)

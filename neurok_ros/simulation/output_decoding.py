@@ -26,16 +26,17 @@ def _batches(count: int, per_frame: int, max_queries: int):
 
 
 @torch.no_grad()
-def decode_frames(instance, q: torch.Tensor, output_points: int = 2048, seed: int = 0,
+def decode_frames(instance, z: torch.Tensor, output_points: int = 2048, seed: int = 0,
                   max_queries: int = 131072) -> tuple[np.ndarray, str]:
-    """Vertices (T, n, 3) float32 in the input mesh's frame, units and vertex order for instance
-    coordinates q (T, k_q), and the mode used ("exact" or "driven")."""
-    q = torch.as_tensor(q).to(instance.device, instance.prior_mean.dtype)
-    count, vertices = q.shape[0], instance.vertices
+    """Vertices (T, n, 3) float32 in the input mesh's frame, units and vertex order for latents
+    z (T, k) (instance.latent(q) for the instance's coordinates), and the mode used ("exact" or
+    "driven")."""
+    z = torch.as_tensor(z).to(instance.device, instance.prior_mean.dtype)
+    count, vertices = z.shape[0], instance.vertices
     out = np.empty((count, len(vertices), 3), dtype=np.float32)
     if len(vertices) <= output_points:
         for a, b in _batches(count, len(vertices), max_queries):
-            out[a:b] = instance.decode(q=q[a:b]).astype(np.float32)
+            out[a:b] = instance.decode(z=z[a:b]).astype(np.float32)
         return out, "exact"
     _, normalised = instance.surface_samples(output_points, seed)
     cache = instance.query_cache(normalised)
@@ -44,7 +45,7 @@ def decode_frames(instance, q: torch.Tensor, output_points: int = 2048, seed: in
     rest_t = torch.as_tensor(rest, dtype=torch.float32, device=instance.device)
     matrix = blend_matrix(driver, output_points, rest_t)
     for a, b in _batches(count, output_points, max_queries):
-        prediction = instance.deformations(instance.latent(q[a:b]), cache)
+        prediction = instance.deformations(z[a:b], cache)
         if instance.model.output == "dual_quaternion":
             moved = drive_vertices_dq_frames(matrix, rest_t, prediction)
         else:

@@ -187,7 +187,7 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
     bindings = bind_actions(instance.vertices, instance.faces, conditions, settings, surface_index(instance))
     learned = learned_kinematic_map(instance, settings.simulation_points, settings.mass, settings.coordinates,
                                     settings.inertia_ratio, "fd", settings.seed, dtype, bindings.surface,
-                                    pin_selector(settings, instance.faces, pinned_vertices))
+                                    pin_selector(settings, instance.faces, pinned_vertices), settings.chart)
     kmap = learned.kmap
     device = kmap.masses.device
     contacts = (at_points([learned.num_samples + i for i in bindings.contact_index])
@@ -267,8 +267,9 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
     simulated = time.perf_counter()
 
     q_instance = learned.instance_coordinates(q_f)
-    vertices, mode = decode_frames(instance, q_instance.to(instance.prior_mean.dtype), settings.output_points,
-                                   settings.seed)
+    with torch.no_grad():
+        latents = learned.latents(q_f.to(device))
+    vertices, mode = decode_frames(instance, latents, settings.output_points, settings.seed)
     decoded = time.perf_counter()
     seconds = {"encode": instance.seconds, "simulate": simulated - started, "decode": decoded - simulated}
     summary = _summary(instance, learned, settings, trajectory, energy, residual, velocity_fit, bindings, derivatives,
@@ -319,7 +320,7 @@ def _summary(instance, learned, settings, trajectory, energy, residual, velocity
                                      .tolist() if contact_count else None),
         "push_surface_distance_m": bindings.distance[contact_count:].tolist() if bindings.push_index else None,
         "k_q": instance.k_q,
-        "simulated_coordinates": learned.num_coords,
+        "simulated_coordinates": learned.num_coords, "chart": learned.chart,
         "simulation_points": samples,
         "pinned_points": int(learned.pinned[:samples].sum()) if learned.pinned is not None else 0,
         "dynamics_map": settings.dynamics_map,

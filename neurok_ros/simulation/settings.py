@@ -18,6 +18,7 @@ from neurok_ros.errors import ActionError, NeurokInputError
 METHODS = ("dp45", "rk4", "dopri5", "euler", "midpoint", "bosh3", "adaptive_heun", "fehlberg2", "dopri8")
 DERIVATIVES = ("auto", "fd", "ad")
 DYNAMICS_MAPS = ("polynomial", "decoder")
+CHARTS = ("subspace", "bank")
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,8 @@ class SimulationSettings:
     drag_stiffness N/m; drag_damping N s/m;
     simulation_points; coordinates (max simulated directions); inertia_ratio; method (torchdiffeq);
     step_size s; rtol / atol (adaptive methods); derivatives "auto" | "fd" | "ad"; dynamics_map
-    "polynomial" | "decoder" (what the solver differentiates: simulation/surrogate.py);
+    "polynomial" | "decoder" (what the solver differentiates: simulation/surrogate.py); chart
+    "subspace" | "bank" (the simulated coordinates: simulation/learned_map.py, bank_chart.py);
     surrogate_degree, surrogate_radius (latent units), surrogate_refinements; output_points;
     seed; pushes: PushSpec tuple."""
 
@@ -94,6 +96,7 @@ class SimulationSettings:
     atol: float
     derivatives: str
     dynamics_map: str
+    chart: str
     surrogate_degree: int
     surrogate_radius: float
     surrogate_refinements: int
@@ -147,6 +150,10 @@ class SimulationSettings:
             raise NeurokInputError(f"derivatives must be one of {DERIVATIVES}, got {self.derivatives!r}")
         if self.dynamics_map not in DYNAMICS_MAPS:
             raise NeurokInputError(f"dynamics_map must be one of {DYNAMICS_MAPS}, got {self.dynamics_map!r}")
+        if self.chart not in CHARTS:
+            raise NeurokInputError(f"chart must be one of {CHARTS}, got {self.chart!r}")
+        if self.chart == "bank" and self.barrier > 0:
+            raise NeurokInputError("the prior barrier needs the subspace chart (chart: subspace)")
         if not 1 <= self.surrogate_degree <= 8:
             raise NeurokInputError(f"surrogate_degree must be between 1 and 8, got {self.surrogate_degree}")
         if not 0 <= self.surrogate_refinements <= 10:

@@ -48,9 +48,12 @@ def test_the_chart_turns_the_flat_lid_by_exactly_q():
     np.testing.assert_allclose(angles, sign * q[:, 0], atol=1e-12)
     # a linear chart through the same offset starts flat: 0.1 latent units turn the lid by 0.01 rad
     assert float(lid_angle(flat_lid(0.1 * offsets[:1]))[0]) == pytest.approx(0.01)
-    # with no offset that closes, the chart continues along -opening
+    # with no offset that closes, the mode stops at the rest (a joint limit): -opening would open it
+    # again, since the lid turns by z_0^2
     one_sided = bank_chart(flat_lid, torch.zeros(3, dtype=torch.float64), offsets[[0, 2]], masses, count=1)
-    assert torch.equal(one_sided.closing, -one_sided.opening)
+    assert torch.equal(one_sided.closing, torch.zeros_like(one_sided.closing))
+    limited = lid_angle(flat_lid(one_sided.latents(torch.tensor([[-0.5], [0.5]], dtype=torch.float64))))
+    np.testing.assert_allclose(limited, [0.0, 0.5], atol=1e-12)
 
 
 def test_the_flat_lid_under_the_chart_is_the_pendulum():

@@ -34,8 +34,9 @@ MIN_SINGULAR = 0.1  # modes whose singular value is under this fraction of the l
 
 @dataclass
 class BankChart:
-    """rest (k,): z_rest; opening, closing (m, k): each mode's offsets; alignment (m, 2): the cosine
-    of the chosen offsets' shape changes with +u_i and -u_i."""
+    """rest (k,): z_rest; opening, closing (m, k): each mode's latent steps (closing zero for a mode
+    that does not close); alignment (m, 2): the cosine of the chosen offsets' shape changes with +u_i
+    and -u_i."""
 
     rest: torch.Tensor
     opening: torch.Tensor
@@ -77,5 +78,12 @@ def bank_chart(positions: Callable[[torch.Tensor], torch.Tensor], rest_latent: t
     opening_index, closing_index = cosines.argmax(dim=0), cosines.argmin(dim=0)
     alignment = torch.stack([cosines.max(dim=0).values, -cosines.min(dim=0).values], dim=1)
     opening = offsets[opening_index]
-    closing = torch.where((alignment[:, 1] >= MIN_ALIGNMENT)[:, None], offsets[closing_index], -opening)
+    closing = torch.where((alignment[:, 1] >= MIN_ALIGNMENT)[:, None], offsets[closing_index],
+                          torch.zeros_like(opening))
+    # match the closing side's starting speed to the opening side's (x ~ x_0 + s a on each side)
+    with torch.no_grad():
+        closing_change = ((positions(rest_latent + PROBE ** 0.5 * closing) - rest) * weights).flatten(1).norm(dim=1)
+    speed_ratio = torch.where(closing_change > 0, norms[opening_index] / closing_change.clamp_min(1e-30),
+                              torch.ones_like(closing_change))
+    closing = closing * speed_ratio.clamp(0.01, 100.0).sqrt()[:, None].to(closing.dtype)
     return BankChart(rest_latent.reshape(-1), opening, closing, alignment)

@@ -50,7 +50,7 @@ class PosteriorBank:
     def nearest_offsets(self, prior_mean: torch.Tensor) -> torch.Tensor:
         """The offsets (min(neighbours, E), k) of the entries whose keys are nearest prior_mean (k,),
         nearest first, in prior_mean's dtype and device."""
-        key = prior_mean.detach().reshape(1, -1).float().cpu()
+        key = prior_mean.detach().reshape(1, -1).to(self.keys.device, torch.float32)
         if key.shape[1] != self.k:
             raise ValueError(f"posterior bank of k = {self.k} cannot serve a latent of size {key.shape[1]}")
         distances = torch.cdist(key, self.keys.float())[0]

@@ -9,10 +9,12 @@ The chart keeps `count` modes. For each of the instance's bank offsets d_j (inst
 v_j = x(z_rest + sqrt(PROBE) d_j) - x_0 is the shape change it starts with (mass-weighted, at the
 simulation points). The modes are the leading right singular vectors u_i of the stacked v_j (those
 with at least MIN_SINGULAR of the largest singular value: opening and closing one hinge give two
-nearly opposite v_j, which are one mode, not two); mode i
-opens along the offset whose v_j is most aligned with +u_i and closes along the one most aligned
-with -u_i (when no offset points within 60 degrees of -u_i, along -d_open: the decoder's own
-continuation). Then
+nearly opposite v_j, which are one mode, not two); mode i opens along the offset whose v_j is most
+aligned with +u_i and closes along the one most aligned with -u_i, that latent step scaled so that
+both sides start at the same speed (one slope through s = 0). When no offset points within 60
+degrees of -u_i, the mode does not close: the shape stays at rest for q_i < 0, a joint limit
+(-d_open would not do: the decoder is flat at z_rest, so to first order -d_open repeats the motion
+of +d_open). Then
 
     z(q) = z_rest + sum_i sqrt(max(q_i, 0)) d_open_i + sqrt(max(-q_i, 0)) d_close_i,
 
@@ -78,12 +80,9 @@ def bank_chart(positions: Callable[[torch.Tensor], torch.Tensor], rest_latent: t
     opening_index, closing_index = cosines.argmax(dim=0), cosines.argmin(dim=0)
     alignment = torch.stack([cosines.max(dim=0).values, -cosines.min(dim=0).values], dim=1)
     opening = offsets[opening_index]
-    closing = torch.where((alignment[:, 1] >= MIN_ALIGNMENT)[:, None], offsets[closing_index],
+    # the closing side's starting speed matched to the opening side's (x ~ x_0 + s a on each side)
+    speed_ratio = (norms[opening_index] / norms[closing_index].clamp_min(1e-30)).clamp(0.01, 100.0)
+    closes = (alignment[:, 1] >= MIN_ALIGNMENT)[:, None]
+    closing = torch.where(closes, offsets[closing_index] * speed_ratio.sqrt()[:, None].to(offsets.dtype),
                           torch.zeros_like(opening))
-    # match the closing side's starting speed to the opening side's (x ~ x_0 + s a on each side)
-    with torch.no_grad():
-        closing_change = ((positions(rest_latent + PROBE ** 0.5 * closing) - rest) * weights).flatten(1).norm(dim=1)
-    speed_ratio = torch.where(closing_change > 0, norms[opening_index] / closing_change.clamp_min(1e-30),
-                              torch.ones_like(closing_change))
-    closing = closing * speed_ratio.clamp(0.01, 100.0).sqrt()[:, None].to(closing.dtype)
     return BankChart(rest_latent.reshape(-1), opening, closing, alignment)

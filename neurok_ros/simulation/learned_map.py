@@ -164,11 +164,13 @@ def learned_kinematic_map(instance, points: int = 256, mass: float = 1.0, coordi
     centre = torch.as_tensor(np.asarray(instance.transform.centre), dtype=dtype, device=device)
     inverse_scale = 1.0 / float(instance.transform.scale)
 
-    def batch_with(basis: torch.Tensor):
-        def positions_batch(q: torch.Tensor) -> torch.Tensor:
-            z = rest_latent + q.to(model_dtype) @ basis.T
-            return instance.positions(z, cache).to(q.dtype) * inverse_scale + centre
-        return positions_batch
+    def surface(z: torch.Tensor, out_dtype: torch.dtype = dtype) -> torch.Tensor:
+        """Latents (B, k) -> the points (B, n, 3), metres, mesh frame."""
+        return instance.positions(z.to(model_dtype), cache).to(out_dtype) * inverse_scale + centre
+
+    def batch_with(to_latent: Callable[[torch.Tensor], torch.Tensor]):
+        """Coordinates (B, c) -> points (B, n, 3) in the coordinates' dtype, through to_latent."""
+        return lambda q: surface(to_latent(q), q.dtype)
 
     masses = torch.full((points + len(extra),), float(mass) / points, dtype=dtype, device=device)
     masses[points:] = 0.0
@@ -177,32 +179,23 @@ def learned_kinematic_map(instance, points: int = 256, mass: float = 1.0, coordi
         pinned[:points] = torch.as_tensor(np.asarray(pin(samples), dtype=bool), dtype=dtype, device=device)
     h1, h2 = FLOAT32_STEPS if model_dtype == torch.float32 else (None, None)
     if chart == "bank":
-        def surface(z: torch.Tensor) -> torch.Tensor:
-            return instance.positions(z, cache).to(dtype) * inverse_scale + centre
-
         modes = bank_chart(surface, rest_latent, instance.motion_offsets, masses,
                            coordinates or DEFAULT_BANK_MODES)
-
-        def chart_batch(q: torch.Tensor) -> torch.Tensor:
-            return instance.positions(modes.latents(q).to(model_dtype), cache).to(q.dtype) * inverse_scale + centre
-
-        directions, inertia = _principal_directions(chart_batch, modes.num_modes, masses, h1 or 1e-4, coordinates,
-                                                    inertia_ratio, pinned)
+        directions, inertia = _principal_directions(batch_with(modes.latents), modes.num_modes, masses,
+                                                    h1 or 1e-4, coordinates, inertia_ratio, pinned)
         basis = None
 
         def latents(q_sim: torch.Tensor) -> torch.Tensor:
             return modes.latents(q_sim @ directions.T.to(q_sim.device, q_sim.dtype)).to(model_dtype)
-
-        def positions_batch(q: torch.Tensor) -> torch.Tensor:
-            return instance.positions(latents(q), cache).to(q.dtype) * inverse_scale + centre
     else:
-        directions, inertia = _principal_directions(batch_with(instance.subspace.basis), instance.k_q, masses,
-                                                    h1 or 1e-4, coordinates, inertia_ratio, pinned)
-        basis = (instance.subspace.basis.to(dtype) @ directions).to(model_dtype)
-        positions_batch = batch_with(basis)
+        def linear(basis: torch.Tensor):
+            return lambda q: rest_latent + q.to(model_dtype) @ basis.T
 
-        def latents(q_sim: torch.Tensor) -> torch.Tensor:
-            return rest_latent + q_sim.to(model_dtype) @ basis.T
+        directions, inertia = _principal_directions(batch_with(linear(instance.subspace.basis)), instance.k_q,
+                                                    masses, h1 or 1e-4, coordinates, inertia_ratio, pinned)
+        basis = (instance.subspace.basis.to(dtype) @ directions).to(model_dtype)
+        latents = linear(basis)
+    positions_batch = batch_with(latents)
 
     def positions(q: torch.Tensor) -> torch.Tensor:
         return positions_batch(q[None])[0]

@@ -65,7 +65,7 @@ def save_checkpoint(path: str | Path, model: torch.nn.Module, config: dict, step
     }
     if optimizer is not None:
         atomic_save({"format": FORMAT, "step": int(step), "optimizer": optimizer.state_dict()},
-                     train_state_path(path))
+                    train_state_path(path))
     atomic_save(payload, path, max_megabytes)
     return path
 
@@ -101,10 +101,9 @@ def load_train_state(path: str | Path, map_location: str | torch.device = "cpu")
 def load_model(path: str | Path, device: str | torch.device = "cpu"):
     """(NeuROKModel in eval mode on `device`, checkpoint dict) from a checkpoint file."""
     from neurok_ros.model.conditional_vae import NeuROKModel
-
-    payload = load_checkpoint(path, map_location=device)
     from neurok_ros.model.posterior_bank import PosteriorBank
 
+    payload = load_checkpoint(path, map_location=device)
     model = NeuROKModel(payload["config"]["model"])
     model.load_state_dict(payload["model_state"])
     if "posterior_bank" in payload:

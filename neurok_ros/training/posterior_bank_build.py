@@ -18,6 +18,7 @@ from pathlib import Path
 import torch
 
 from neurok_ros.errors import NeurokInputError
+from neurok_ros.model.config import ModelConfig
 from neurok_ros.model.posterior_bank import PosteriorBank
 from neurok_ros.training.checkpoint import MAX_CHECKPOINT_MEGABYTES, CheckpointError, atomic_save, load_checkpoint
 from neurok_ros.training.pair_dataset import PairConfig, PairDataset, encoder_deformation
@@ -36,7 +37,7 @@ def bank_pair_ids(instances: int, dataset_pairs: int, pairs_per_instance: int) -
 
 def moves(item: dict) -> bool:
     """Whether a PairDataset item is a motion: some input point moves at least MIN_MOTION."""
-    return item["pose_a"] != item["pose_b"] and float(abs(item["input_targets"] - item["points"]).max()) >= MIN_MOTION
+    return float(abs(item["input_targets"] - item["points"]).max()) >= MIN_MOTION  # a == b: no motion
 
 
 def build_posterior_bank(model, data: PairConfig, data_dir: str | Path, pairs_per_instance: int = 8,
@@ -79,8 +80,7 @@ def attach_posterior_bank(checkpoint: str | Path, bank: PosteriorBank, out: str 
                           max_megabytes: float = MAX_CHECKPOINT_MEGABYTES) -> Path:
     """Write checkpoint (loaded weights_only) with its "posterior_bank" replaced by bank, to out."""
     payload = load_checkpoint(checkpoint)
-    model = payload["config"]["model"]
-    if bank.k != int(model["num_tokens"]) * int(model["token_dim"]):
+    if bank.k != ModelConfig.from_dict(payload["config"]["model"]).latent_size:
         raise CheckpointError(f"{checkpoint}: the bank's latents (k = {bank.k}) do not fit this model")
     payload["posterior_bank"] = bank.to_payload()
     out = Path(out)

@@ -6,10 +6,12 @@ the lid turns -4.7 degrees (closing) against -7.9 for a rigid lid, staying rigid
 0.44 m lid; door seed 7 pushed at 0.3 m/s at its edge for 0.2 s: it opens 1.4 degrees against 3.9
 for a rigid door (v / r t), with a 0.13% contact-velocity residual.
 """
+import numpy as np
 import pytest
+from scipy.integrate import quad
 
 from neurok_ros.data.articulated import door, laptop
-from neurok_ros.evaluation.rigid_checks import door_check, lid_check
+from neurok_ros.evaluation.rigid_checks import door_check, lid_check, rigid_lid_angles
 from neurok_ros.kinematics.instance import load_default_model
 
 pytestmark = [pytest.mark.usefixtures("one_torch_thread")]
@@ -18,6 +20,28 @@ pytestmark = [pytest.mark.usefixtures("one_torch_thread")]
 @pytest.fixture(scope="module")
 def model():
     return load_default_model()[0]
+
+
+def test_the_rigid_lid_ideal_is_the_pendulum_not_its_starting_acceleration():
+    # a point mass 0.4 m from a hinge along x, released 60 degrees above horizontal, stopped by a base
+    # 5 degrees above horizontal; independently: t(theta) = int dpsi / sqrt(2 g / L (sin phi0 - sin(phi0 - psi)))
+    length, phi0, g = 0.4, np.radians(60.0), 9.81
+    point = np.array([[0.0, length * np.cos(phi0), length * np.sin(phi0)]])
+    closed_at = -(phi0 - np.radians(5.0))
+
+    def time_to(theta: float) -> float:  # psi = u^2 takes the 1/sqrt singularity at the start away
+        return quad(lambda u: 2 * u / np.sqrt(2 * g / length * (np.sin(phi0) - np.sin(phi0 - u * u))),
+                    0.0, np.sqrt(theta), epsabs=1e-12, epsrel=1e-10)[0]
+
+    targets = np.radians([2.0, 10.0, 30.0, 50.0])
+    times = np.array([time_to(t) for t in targets] + [time_to(-closed_at) + 0.05])
+    angles, closing = rigid_lid_angles(point, np.ones(1), np.array([1.0, 0.0, 0.0]), np.zeros(3),
+                                       np.array([0.0, 0.0, -g]), times, closed_at)
+    np.testing.assert_allclose(angles[:-1], -targets, atol=1e-6)
+    assert closing == pytest.approx(time_to(-closed_at), abs=1e-6) and angles[-1] == closed_at
+    # the constant starting acceleration falls behind: 41.7 degrees when the pendulum is at 50
+    alpha0 = -g * np.cos(phi0) / length
+    assert abs(0.5 * alpha0 * times[3] ** 2) < 0.85 * targets[3]
 
 
 def test_a_laptop_lid_under_gravity_falls_the_right_way(model):

@@ -3,7 +3,9 @@
 - Velocities: regularised least squares on J_c qdot0 = v_c. When the contacts do not pin qdot0
   (3C < k_q), the solution with the least kinetic energy 1/2 qdot^T M qdot is taken: the response
   of the object to an impulse at the contacts. Solved by an SVD of J_c in the M-whitened
-  coordinates with Tikhonov filtering; the residual J_c qdot0 - v_c is reported.
+  coordinates with Tikhonov filtering; the residual J_c qdot0 - v_c is reported. A map with a kink
+  at q = 0 (the bank chart's one mode, dynamics/root_polynomial_map.py) is fitted on each side's
+  one-sided derivatives, keeping the side its qdot0 actually moves into.
 - Positions: Levenberg–Marquardt on |x_c(q0) - target|^2 starting at q_init (so with more
   coordinates than constraints it stays near q_init); the residual is reported.
 """
@@ -80,6 +82,32 @@ def initial_velocity(contact_jac: torch.Tensor, velocities: torch.Tensor, mass: 
     norm = float(torch.linalg.vector_norm(residual))
     speed = float(torch.linalg.vector_norm(v))
     return VelocityFit(qdot0, residual, norm, norm / speed if speed > 0 else 0.0)
+
+
+def contact_initial_velocity(kmap: KinematicMap, contacts: Contacts, velocities: torch.Tensor, q0: torch.Tensor,
+                             direction: Optional[torch.Tensor] = None) -> VelocityFit:
+    """initial_velocity at q0 (k_q,) with the map's contact Jacobian and mass matrix; velocities (C, 3)
+    m/s. direction (k_q,): for a map with analytic one-sided derivatives, the side they are taken on."""
+    if direction is None:
+        _, jac = jacobian(kmap, q0)
+    else:
+        _, jac, _ = kmap.analytic.expand(q0, direction)
+    return initial_velocity(contact_jacobian(contacts, jac), velocities, mass_matrix(jac, kmap.masses))
+
+
+def one_sided_initial_velocity(kmap: KinematicMap, contacts: Contacts, velocities: torch.Tensor) -> VelocityFit:
+    """qdot0 at q = 0 for a one-coordinate map with a kink there (analytic derivatives taken on the
+    side qdot moves into): fitted on each side; a side whose qdot0 moves the other way is not
+    consistent. When neither is (a push into a mode that does not move that way: a joint at its
+    limit), qdot0 = 0 and the whole requested velocity is the residual."""
+    q0 = torch.zeros(1, dtype=velocities.dtype, device=velocities.device)
+    fits = [(contact_initial_velocity(kmap, contacts, velocities, q0, torch.full_like(q0, side)), side)
+            for side in (1.0, -1.0)]
+    consistent = [fit for fit, side in fits if float(fit.qdot0[0]) * side >= 0]
+    if consistent:
+        return min(consistent, key=lambda fit: fit.relative)
+    speed = float(torch.linalg.vector_norm(velocities))
+    return VelocityFit(torch.zeros_like(q0), -velocities.reshape(-1, 3), speed, 1.0 if speed > 0 else 0.0)
 
 
 def fit_initial_positions(kmap: KinematicMap, contacts: Contacts, targets: torch.Tensor,

@@ -24,14 +24,14 @@ import numpy as np
 import torch
 
 from neurok_ros.dynamics.contact_conditions import ContactConditions
-from neurok_ros.dynamics.contacts import at_points, contact_jacobian, contact_positions
+from neurok_ros.dynamics.contacts import at_points, contact_positions
 from neurok_ros.dynamics.external_forces import PushForce, drag_from_conditions
-from neurok_ros.dynamics.initial_conditions import initial_velocity
+from neurok_ros.dynamics.initial_conditions import contact_initial_velocity, one_sided_initial_velocity
 from neurok_ros.dynamics.integrate import FIXED_STEP, Trajectory, simulate
-from neurok_ros.dynamics.kinematic_map import KinematicMap, jacobian, positions_and_velocities
+from neurok_ros.dynamics.kinematic_map import KinematicMap, positions_and_velocities
 from neurok_ros.dynamics.lagrangian import LagrangianSystem
-from neurok_ros.dynamics.mass_matrix import mass_matrix
 from neurok_ros.dynamics.potentials import potential_energy
+from neurok_ros.dynamics.root_polynomial_map import RootPolynomialMap
 from neurok_ros.errors import NeurokInputError
 from neurok_ros.simulation.dense_output import interpolate_states
 from neurok_ros.simulation.learned_map import LearnedMap, learned_kinematic_map
@@ -197,16 +197,23 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
     solver = SOLVER_DEVICE if settings.dynamics_map == "polynomial" else device
     forces = _forces(learned, settings, conditions, bindings, contacts, dtype, solver)
 
-    q0 = torch.zeros(kmap.num_coords, dtype=dtype, device=device)
+    surrogate = None
+    if settings.dynamics_map == "polynomial":
+        surrogate = fit_surrogate(kmap, settings.surrogate_degree, settings.surrogate_radius, settings.seed,
+                                  root=learned.chart == "bank" and kmap.num_coords == 1)
+    # the bank chart's one mode has a kink at q = 0: its contact velocity is fitted, one side at a time, on
+    # the map the solver integrates (a difference across the kink would average the two sides)
+    one_sided = surrogate is not None and isinstance(surrogate.pmap, RootPolynomialMap)
+    velocity_map = surrogate.kmap if one_sided else kmap
+    q0 = torch.zeros(kmap.num_coords, dtype=dtype, device=velocity_map.masses.device)
     qdot0 = torch.zeros_like(q0)
     velocity_fit = None
     if contacts is not None:
-        requested = torch.as_tensor(conditions.velocities, dtype=dtype, device=device)
+        requested = torch.as_tensor(conditions.velocities, dtype=dtype, device=q0.device)
         if float(requested.abs().max()) > 0:
             with torch.no_grad():
-                _, jac = jacobian(kmap, q0)
-                velocity_fit = initial_velocity(contact_jacobian(contacts, jac), requested,
-                                                mass_matrix(jac, kmap.masses))
+                velocity_fit = (one_sided_initial_velocity(velocity_map, contacts, requested) if one_sided
+                                else contact_initial_velocity(velocity_map, contacts, requested, q0))
             qdot0 = velocity_fit.qdot0
 
     frames = settings.frame_times()
@@ -228,9 +235,7 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
         return system, simulate(system, q0, qdot0, node_times, method=settings.method, step_size=settings.step_size,
                                 rtol=settings.rtol, atol=settings.atol)
 
-    surrogate = None
-    if settings.dynamics_map == "polynomial":
-        surrogate = fit_surrogate(kmap, settings.surrogate_degree, settings.surrogate_radius, settings.seed)
+    if surrogate is not None:
         rounds = settings.surrogate_refinements
         # the solves that only show the refits where to sample take fixed rk4 steps (solve, locating=True)
         system, trajectory = solve(surrogate.kmap, locating=rounds > 0)
@@ -258,7 +263,7 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
             kinetic, potential = trajectory.kinetic, trajectory.potential
             work, dissipated = trajectory.work.cpu().numpy(), trajectory.dissipated.cpu().numpy()
     energy = torch.stack([kinetic, potential, kinetic + potential], dim=1).cpu().numpy()
-    residual = _contact_velocity_residual(kmap, contacts, conditions, q0_decoder, qdot0_decoder)
+    residual = _contact_velocity_residual(velocity_map, contacts, conditions, q0_decoder, qdot0_decoder)
     surrogate_report = None
     if surrogate is not None:
         surrogate_report = {"degree": surrogate.pmap.degree, "samples": int(len(surrogate.q)),

@@ -17,6 +17,11 @@ by a polynomial of degree `degree` (PolynomialMap):
 3. refine (`refinements` times): add the solver's states and `per_state` Gaussian perturbations of
    each (standard deviation `spread`), refit, solve again.
 
+With the bank chart and one mode, the map is instead a polynomial in sqrt(|q|) on each side of q = 0
+(RootPolynomialMap, the chart's exact form), fitted to a grid uniform in sqrt(|q|) from ROOT_NEAREST
+radius out to `radius`;
+a refinement refits the grid out past the solver's farthest state.
+
 The frames are then decoded by the real decoder at the solver's q(t), and `frame_error` compares
 the decoder with the polynomial at those states: the surrogate's own accuracy, reported with every
 prediction. docs/physics.md compares surrogate and decoder trajectories.
@@ -32,10 +37,16 @@ import torch
 from neurok_ros.dynamics.kinematic_map import KinematicMap, batch_positions
 from neurok_ros.dynamics.polynomial_map import PolynomialMap, fit_polynomial_map, monomial_exponents, \
     polynomial_kinematic_map
+from neurok_ros.dynamics.root_polynomial_map import RootPolynomialMap, fit_root_polynomial_map, root_kinematic_map
 
 DECODE_BATCH = 256  # latents per decoder call while sampling
 SOLVER_DEVICE = torch.device("cpu")
 FARTHEST = 4.0  # refits ignore solver states beyond this many fit radii
+ROOT_SAMPLES = 3  # root form: samples per side per coefficient
+ROOT_MARGIN = 1.25  # root form: a refit's grid reaches this far past the farthest solver state
+ROOT_NEAREST = 0.01  # root form: the grid starts at this fraction of the radius. Closer to q = 0 the decoder
+                     # has a small term linear in the latent step (x ~ sqrt(q): under 0.2 mm at q = 1e-4),
+                     # which the chart's w^2 start is not meant to follow (docs/physics.md)
 
 
 @dataclass
@@ -45,7 +56,7 @@ class Surrogate:
     time spent decoding and fitting."""
 
     kmap: KinematicMap
-    pmap: PolynomialMap
+    pmap: PolynomialMap | RootPolynomialMap
     q: torch.Tensor
     x: torch.Tensor
     seconds: float
@@ -73,10 +84,28 @@ def _fit(decoder: KinematicMap, q: torch.Tensor, x: torch.Tensor, degree: int, r
                      time.perf_counter() - started)
 
 
+def _fit_root(decoder: KinematicMap, degree: int, radius: float, started: float) -> Surrogate:
+    """The root form (module docstring): q = 0 and a grid uniform in w = sqrt(|q| / radius) on each
+    side; degree: the largest power of q (w^(2 degree))."""
+    count = ROOT_SAMPLES * (2 * degree - 1)
+    w = torch.linspace(ROOT_NEAREST ** 0.5, 1.0, count + 1, dtype=torch.float64)[1:]
+    grid = torch.cat([torch.zeros(1, dtype=torch.float64), radius * w ** 2, -radius * w ** 2])
+    q = grid[:, None].to(decoder.dtype).to(decoder.masses.device)
+    x = decode_samples(decoder, q)
+    rmap = fit_root_polynomial_map(q, x, 2 * degree, radius, device=SOLVER_DEVICE)
+    return Surrogate(root_kinematic_map(rmap, decoder.masses.to(SOLVER_DEVICE)), rmap, q, x,
+                     time.perf_counter() - started)
+
+
 def fit_surrogate(decoder: KinematicMap, degree: int, radius: float, seed: int = 0,
-                  oversampling: float = 1.5) -> Surrogate:
-    """Fit the polynomial to q = 0 and oversampling * P samples in the ball of `radius`."""
+                  oversampling: float = 1.5, root: bool = False) -> Surrogate:
+    """Fit the polynomial to q = 0 and oversampling * P samples in the ball of `radius`; root: the
+    root form of a one-mode bank chart instead (module docstring)."""
     started = time.perf_counter()
+    if root:
+        if decoder.num_coords != 1:
+            raise ValueError(f"the root form has one coordinate, the map has {decoder.num_coords}")
+        return _fit_root(decoder, degree, radius, started)
     k = decoder.num_coords
     count = int(np.ceil(oversampling * len(monomial_exponents(k, degree))))
     points = ball_samples(count, k, radius, np.random.default_rng(seed))
@@ -94,6 +123,10 @@ def refine_surrogate(decoder: KinematicMap, surrogate: Surrogate, states: torch.
     # a locating solve that blew up leaves far or non-finite states: they are no region to sample
     keep = torch.isfinite(states).all(1) & (torch.linalg.vector_norm(states, dim=1) <= FARTHEST * surrogate.pmap.scale)
     states = states[keep]
+    if isinstance(surrogate.pmap, RootPolynomialMap):
+        farthest = float(states.abs().max()) if len(states) else 0.0
+        return _fit_root(decoder, surrogate.pmap.degree // 2, max(surrogate.pmap.scale, ROOT_MARGIN * farthest),
+                         started)
     noise = torch.as_tensor(rng.normal(scale=spread, size=(len(states), per_state, states.shape[1])),
                             dtype=states.dtype, device=states.device)
     extra = torch.cat([states, (states[:, None, :] + noise).reshape(-1, states.shape[1])])
@@ -108,5 +141,5 @@ def frame_error(decoder: KinematicMap, pmap: PolynomialMap, q: torch.Tensor, poi
     points: RMS and max distance, metres."""
     exact = decode_samples(decoder, q.to(decoder.masses.device))[:, :points].cpu()
     with torch.no_grad():
-        distance = torch.linalg.vector_norm(pmap.positions(q.to(pmap.stack.device))[:, :points].cpu() - exact, dim=-1)
+        distance = torch.linalg.vector_norm(pmap.positions(q.to(SOLVER_DEVICE))[:, :points].cpu() - exact, dim=-1)
     return {"rms_m": float(distance.pow(2).mean().sqrt()), "max_m": float(distance.max())}

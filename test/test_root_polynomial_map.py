@@ -1,0 +1,75 @@
+"""The root-polynomial map (neurok_ros/dynamics/root_polynomial_map.py): a map with a kink at q = 0,
+x ~ x_0 + a q + b |q|^1.5 on each side, is fitted exactly, its analytic derivatives are one-sided
+at the kink, and a contact velocity there is met on the side it moves into."""
+import numpy as np
+import pytest
+import torch
+
+from neurok_ros.dynamics.contacts import at_points
+from neurok_ros.dynamics.initial_conditions import one_sided_initial_velocity
+from neurok_ros.dynamics.root_polynomial_map import fit_root_polynomial_map, root_kinematic_map
+
+REST = torch.tensor([[0.0, 0.1, 0.2], [0.3, -0.1, 0.0]], dtype=torch.float64)
+OPEN = torch.tensor([[1.0, 0.0, 0.0], [0.0, 0.5, 0.0]], dtype=torch.float64)  # velocity at 0+, per unit q
+CLOSE = torch.tensor([[0.0, 0.0, 2.0], [0.0, -1.0, 0.0]], dtype=torch.float64)  # velocity at 0-, per unit -q
+BEND = torch.tensor([[0.0, 0.2, 0.0], [0.1, 0.0, 0.0]], dtype=torch.float64)
+
+
+def kinked(q: torch.Tensor) -> torch.Tensor:
+    """q (S,) -> (S, 2, 3): x_0 + |q| (OPEN or CLOSE) + |q|^1.5 BEND + q^2 BEND / 2."""
+    side = torch.where(q[:, None, None] >= 0, OPEN, CLOSE)
+    a = q.abs()[:, None, None]
+    return REST + a * side + a ** 1.5 * BEND + 0.5 * a ** 2 * BEND
+
+
+def fitted(scale: float = 2.0):
+    w = torch.linspace(0.05, 1.0, 12, dtype=torch.float64)
+    q = torch.cat([torch.zeros(1, dtype=torch.float64), scale * w ** 2, -scale * w ** 2])
+    return fit_root_polynomial_map(q[:, None], kinked(q), degree=4, scale=scale)
+
+
+def test_the_fit_reproduces_a_kinked_map_and_its_derivatives():
+    rmap = fitted()
+    assert rmap.fit_rms < 1e-12 and rmap.degree == 4
+    q = torch.tensor([-1.7, -0.3, -1e-3, 1e-3, 0.4, 1.9], dtype=torch.float64)
+    np.testing.assert_allclose(rmap.positions(q[:, None]), kinked(q), atol=1e-10)
+    h = 1e-6
+    for value in q.tolist():
+        point = torch.tensor([value], dtype=torch.float64)
+        x, jac, curvature = rmap.expand(point, torch.tensor([0.7], dtype=torch.float64))
+        numeric = (kinked(point + h) - kinked(point - h))[0] / (2 * h)
+        np.testing.assert_allclose(jac[:, 0].reshape(2, 3), numeric, rtol=1e-5, atol=1e-7)
+        second = (kinked(point + 1e-4) - 2 * kinked(point) + kinked(point - 1e-4))[0] / 1e-8
+        np.testing.assert_allclose(curvature, 0.49 * second, rtol=1e-3, atol=1e-5)
+        velocity = rmap.positions_and_velocities(point[None], torch.tensor([[0.7]], dtype=torch.float64))[1][0]
+        np.testing.assert_allclose(velocity, 0.7 * jac[:, 0].reshape(2, 3), atol=1e-12)
+
+
+def test_derivatives_at_the_kink_are_taken_on_the_side_the_motion_goes():
+    rmap = fitted()
+    zero = torch.zeros(1, dtype=torch.float64)
+    _, opening, _ = rmap.expand(zero, torch.tensor([1.0], dtype=torch.float64))
+    _, closing, _ = rmap.expand(zero, torch.tensor([-1.0], dtype=torch.float64))
+    np.testing.assert_allclose(opening[:, 0].reshape(2, 3), OPEN, atol=1e-9)
+    np.testing.assert_allclose(closing[:, 0].reshape(2, 3), -CLOSE, atol=1e-9)
+
+
+def test_a_contact_velocity_at_the_kink_picks_the_side_it_moves_into():
+    kmap = root_kinematic_map(fitted(), torch.full((2,), 0.5, dtype=torch.float64))
+    contact = at_points([0])
+    opening = one_sided_initial_velocity(kmap, contact, torch.tensor([[0.3, 0.0, 0.0]], dtype=torch.float64))
+    assert float(opening.qdot0[0]) == pytest.approx(0.3, rel=1e-6) and opening.relative < 1e-6
+    # point 0 closes along +z: pushed that way the coordinate goes negative at the same speed
+    closing = one_sided_initial_velocity(kmap, contact, torch.tensor([[0.0, 0.0, 0.2]], dtype=torch.float64))
+    assert float(closing.qdot0[0]) == pytest.approx(-0.1, rel=1e-6) and closing.relative < 1e-6
+    # -x is neither side's motion (opening is +x, closing moves point 0 along z only): a joint at its limit
+    blocked = one_sided_initial_velocity(kmap, contact, torch.tensor([[-0.3, 0.0, 0.0]], dtype=torch.float64))
+    assert float(blocked.qdot0[0]) == 0.0 and blocked.relative == pytest.approx(1.0)
+
+
+def test_bad_samples_are_refused():
+    q = torch.tensor([0.0, 0.5, 1.0, 1.5], dtype=torch.float64)
+    with pytest.raises(ValueError, match="one side"):
+        fit_root_polynomial_map(q[:, None], kinked(q), degree=3, scale=1.5)
+    with pytest.raises(ValueError, match="q = 0"):
+        fit_root_polynomial_map(q[1:, None], kinked(q[1:]), degree=2, scale=1.5)

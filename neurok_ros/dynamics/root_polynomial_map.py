@@ -55,9 +55,8 @@ class RootPolynomialMap:
         """For q (...,): sign (...,), w (...,) and the side's coefficients (..., d - 1, 3n). At q = 0
         the side is the one qdot (...,) moves into (the derivatives there are one-sided)."""
         q = q.to(self.rest.dtype)
-        positive = q > 0 if qdot is None else (q > 0) | ((q == 0) & (qdot.to(q.dtype) >= 0))
-        if qdot is None:
-            positive = positive | (q == 0)
+        at_rest = q == 0 if qdot is None else (q == 0) & (qdot >= 0)
+        positive = (q > 0) | at_rest
         sign = torch.where(positive, 1.0, -1.0).to(q.dtype)
         coefficients = torch.where(positive[..., None, None], self.positive, self.negative)
         return sign, torch.sqrt(q.abs() / self.scale), coefficients

@@ -78,11 +78,13 @@ def area_weights(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
 
 
 def rigid_lid_angles(points: np.ndarray, masses: np.ndarray, axis: np.ndarray, pivot: np.ndarray,
-                     gravity: np.ndarray, times: np.ndarray, closed_at: float) -> tuple[np.ndarray, float | None]:
+                     gravity: np.ndarray, times: np.ndarray, closed_at: float
+                     ) -> tuple[np.ndarray, float | None, float]:
     """A rigid lid released from rest on a fixed hinge: its angle theta(t) (rad, right hand about
-    axis) at `times` (s), and the time it meets the base (theta = closed_at, rad, reached while
-    falling that way; None if not within the times). points (n, 3) m and masses (n,) kg: the lid's;
-    gravity (3,) m/s^2. After it meets the base it stays there (an inelastic stop)."""
+    axis) at `times` (s), the time it meets the base (theta = closed_at, rad, reached while falling
+    that way; None if not within the times) and its starting angular acceleration (rad/s^2).
+    points (n, 3) m and masses (n,) kg: the lid's; gravity (3,) m/s^2. After it meets the base it
+    stays there (an inelastic stop)."""
     r = points - pivot
     r_perp = r - np.outer(r @ axis, axis)
     inertia = float((masses * (r_perp ** 2).sum(1)).sum())
@@ -104,7 +106,7 @@ def rigid_lid_angles(points: np.ndarray, masses: np.ndarray, axis: np.ndarray, p
     angles = solution.sol(np.minimum(times, end))[0]
     if closing is not None:
         angles = np.where(times >= closing, closed_at, angles)
-    return angles, closing
+    return angles, closing, torque(0.0) / inertia
 
 
 def lid_check(model, inst: Instance, name: str = "", open_angle: float = 1.1, duration: float = 0.3,
@@ -126,13 +128,10 @@ def lid_check(model, inst: Instance, name: str = "", open_angle: float = 1.1, du
     # rigid ideal: same mass per area as the simulation (total mass over the whole surface)
     w = area_weights(V, F)
     masses = settings.mass * w / w.sum()
-    g = np.asarray(settings.gravity)
-    r_perp = (V - pivot)[lid] - np.outer((V - pivot)[lid] @ axis, axis)
-    alpha = float((np.cross(V[lid] - pivot, masses[lid, None] * g) @ axis).sum()
-                  / (masses[lid] * (r_perp ** 2).sum(1)).sum())
     joint_angle = float(inst.joint_values[pose][0])
     times = prediction.times
-    ideal, closing = rigid_lid_angles(V[lid], masses[lid], axis, pivot, g, times, -joint_angle)
+    ideal, closing, alpha = rigid_lid_angles(V[lid], masses[lid], axis, pivot, np.asarray(settings.gravity), times,
+                                             -joint_angle)
     before = times <= (closing if closing is not None else times[-1]) + 1e-9  # the ideal lid still falling
     compare = int(np.flatnonzero(before)[-1])
     base_motion = np.linalg.norm(prediction.vertices[:, ~lid] - prediction.vertices[:1, ~lid], axis=-1).max()

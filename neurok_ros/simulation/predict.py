@@ -31,7 +31,6 @@ from neurok_ros.dynamics.integrate import FIXED_STEP, Trajectory, simulate
 from neurok_ros.dynamics.kinematic_map import KinematicMap, positions_and_velocities
 from neurok_ros.dynamics.lagrangian import LagrangianSystem
 from neurok_ros.dynamics.potentials import potential_energy
-from neurok_ros.dynamics.root_polynomial_map import RootPolynomialMap
 from neurok_ros.errors import NeurokInputError
 from neurok_ros.simulation.dense_output import interpolate_states
 from neurok_ros.simulation.learned_map import LearnedMap, learned_kinematic_map
@@ -197,13 +196,11 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
     solver = SOLVER_DEVICE if settings.dynamics_map == "polynomial" else device
     forces = _forces(learned, settings, conditions, bindings, contacts, dtype, solver)
 
-    surrogate = None
-    if settings.dynamics_map == "polynomial":
-        surrogate = fit_surrogate(kmap, settings.surrogate_degree, settings.surrogate_radius, settings.seed,
-                                  root=learned.chart == "bank" and kmap.num_coords == 1)
-    # the bank chart's one mode has a kink at q = 0: its contact velocity is fitted, one side at a time, on
-    # the map the solver integrates (a difference across the kink would average the two sides)
-    one_sided = surrogate is not None and isinstance(surrogate.pmap, RootPolynomialMap)
+    # the bank chart's one mode has a kink at q = 0: its surrogate is the root form, and its contact velocity
+    # is fitted, one side at a time, on that map (a difference across the kink would average the two sides)
+    one_sided = settings.dynamics_map == "polynomial" and learned.chart == "bank" and kmap.num_coords == 1
+    surrogate = (fit_surrogate(kmap, settings.surrogate_degree, settings.surrogate_radius, settings.seed,
+                               root=one_sided) if settings.dynamics_map == "polynomial" else None)
     velocity_map = surrogate.kmap if one_sided else kmap
     q0 = torch.zeros(kmap.num_coords, dtype=dtype, device=velocity_map.masses.device)
     qdot0 = torch.zeros_like(q0)
@@ -219,7 +216,7 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
     frames = settings.frame_times()
     nodes, interpolate = _solver_nodes(settings, frames)
     node_times = torch.as_tensor(nodes, dtype=dtype, device=solver)
-    q0_decoder, qdot0_decoder = q0, qdot0
+    q0_start, qdot0_start = q0, qdot0  # on velocity_map's device
     q0, qdot0 = q0.to(solver), qdot0.to(solver)
 
     def solve(solver_map: KinematicMap, locating: bool = False) -> tuple:
@@ -263,7 +260,7 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
             kinetic, potential = trajectory.kinetic, trajectory.potential
             work, dissipated = trajectory.work.cpu().numpy(), trajectory.dissipated.cpu().numpy()
     energy = torch.stack([kinetic, potential, kinetic + potential], dim=1).cpu().numpy()
-    residual = _contact_velocity_residual(velocity_map, contacts, conditions, q0_decoder, qdot0_decoder)
+    residual = _contact_velocity_residual(velocity_map, contacts, conditions, q0_start, qdot0_start)
     surrogate_report = None
     if surrogate is not None:
         surrogate_report = {"degree": surrogate.pmap.degree, "samples": int(len(surrogate.q)),

@@ -19,8 +19,7 @@ by a polynomial of degree `degree` (PolynomialMap):
 
 With the bank chart and one mode, the map is instead a polynomial in sqrt(|q|) on each side of q = 0
 (RootPolynomialMap, the chart's exact form), fitted to a grid uniform in sqrt(|q|) from ROOT_NEAREST
-radius out to `radius`;
-a refinement refits the grid out past the solver's farthest state.
+times `radius` out to `radius`; a refinement refits the grid out past the solver's farthest state.
 
 The frames are then decoded by the real decoder at the solver's q(t), and `frame_error` compares
 the decoder with the polynomial at those states: the surrogate's own accuracy, reported with every
@@ -136,7 +135,7 @@ def refine_surrogate(decoder: KinematicMap, surrogate: Surrogate, states: torch.
     return _fit(decoder, q, x, surrogate.pmap.degree, radius, started)
 
 
-def frame_error(decoder: KinematicMap, pmap: PolynomialMap, q: torch.Tensor, points: int) -> dict:
+def frame_error(decoder: KinematicMap, pmap: PolynomialMap | RootPolynomialMap, q: torch.Tensor, points: int) -> dict:
     """The polynomial against the decoder at states q (T, k), over the first `points` (mass-carrying)
     points: RMS and max distance, metres."""
     exact = decode_samples(decoder, q.to(decoder.masses.device))[:, :points].cpu()

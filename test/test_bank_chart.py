@@ -1,6 +1,7 @@
 """The bank chart (neurok_ros/simulation/bank_chart.py) on an analytic "decoder" whose lid turns by
 z_0^2 - z_1^2 radians (flat at z = 0, like the learned decoder at z_rest): the chart turns it by
-exactly q, the pendulum it gives matches scipy's, and the shipped model's lid falls under it."""
+q, the pendulum it gives matches scipy's, and the shipped model's lid falls under it; the chart
+starts at a finite rate for slower onsets too, and a contact picks the motion it excites most."""
 import numpy as np
 import pytest
 import torch
@@ -16,7 +17,7 @@ from neurok_ros.evaluation.rigid_checks import lid_check
 from neurok_ros.kinematics.instance import encode_mesh, load_default_model
 from neurok_ros.simulation.predict import predict_motion
 from neurok_ros.simulation.settings import settings_from
-from neurok_ros.simulation.bank_chart import bank_chart
+from neurok_ros.simulation.bank_chart import bank_chart, excited_offset
 
 pytestmark = [pytest.mark.usefixtures("one_torch_thread")]
 
@@ -36,16 +37,18 @@ def lid_angle(points: torch.Tensor) -> torch.Tensor:
     return torch.atan2(points[:, -1, 2], points[:, -1, 1])
 
 
-def test_the_chart_turns_the_flat_lid_by_exactly_q():
+def test_the_chart_turns_the_flat_lid_by_q():
     offsets = torch.eye(3, dtype=torch.float64)  # opens, closes, does nothing
     masses = torch.full((len(LID),), 1.0 / len(LID), dtype=torch.float64)
     chart = bank_chart(flat_lid, torch.zeros(3, dtype=torch.float64), offsets, masses, count=3)
     assert chart.num_modes == 1  # the offset that moves nothing adds no mode
     assert chart.alignment.min() > 0.99
+    # the power law of the chord |x - x_0| is the square root's, to the chord's bend (2 sin(angle / 2))
+    np.testing.assert_allclose(chart.exponents, 2.0, atol=0.05)
     q = torch.linspace(-0.8, 0.8, 9, dtype=torch.float64)[:, None]
     angles = lid_angle(flat_lid(chart.latents(q)))
     sign = float(torch.sign(angles[-1]))
-    np.testing.assert_allclose(angles, sign * q[:, 0], atol=1e-12)
+    np.testing.assert_allclose(angles, sign * q[:, 0], atol=0.01)
     # a linear chart through the same offset starts flat: 0.1 latent units turn the lid by 0.01 rad
     assert float(lid_angle(flat_lid(0.1 * offsets[:1]))[0]) == pytest.approx(0.01)
     # with no offset that closes, the mode stops at the rest (a joint limit): -opening would open it
@@ -53,7 +56,49 @@ def test_the_chart_turns_the_flat_lid_by_exactly_q():
     one_sided = bank_chart(flat_lid, torch.zeros(3, dtype=torch.float64), offsets[[0, 2]], masses, count=1)
     assert torch.equal(one_sided.closing, torch.zeros_like(one_sided.closing))
     limited = lid_angle(flat_lid(one_sided.latents(torch.tensor([[-0.5], [0.5]], dtype=torch.float64))))
-    np.testing.assert_allclose(limited, [0.0, 0.5], atol=1e-12)
+    np.testing.assert_allclose(limited, [0.0, 0.5], atol=0.01)
+
+
+def test_the_chart_starts_at_a_finite_rate_whatever_the_decoders_onset():
+    # some learned door motions start like t^3-t^4 along their latent offset: a square-root chart
+    # would still be flat there (angle ~ q^2 for t^4), the power chart is not
+    masses = torch.full((len(LID),), 1.0 / len(LID), dtype=torch.float64)
+    for power in (3, 4):
+        def slow_lid(z: torch.Tensor) -> torch.Tensor:
+            return flat_lid(torch.stack([z[:, 0].abs() ** (power / 2) * torch.sign(z[:, 0]),
+                                         z[:, 1].abs() ** (power / 2), z[:, 2]], dim=1))
+
+        chart = bank_chart(slow_lid, torch.zeros(3, dtype=torch.float64), torch.eye(3, dtype=torch.float64),
+                           masses, count=1)
+        np.testing.assert_allclose(chart.exponents, power, atol=0.05)
+        q = torch.tensor([[-0.6], [-1e-3], [1e-3], [0.3], [1.2]], dtype=torch.float64)
+        rate = (lid_angle(slow_lid(chart.latents(q))) / q[:, 0]).abs()
+        np.testing.assert_allclose(rate[[0, 3, 4]], 1.0, atol=0.02)
+        np.testing.assert_allclose(rate[[1, 2]], 1.0, atol=0.1)  # the chord's bend shifts p by 0.02
+
+
+def test_a_contact_picks_the_bank_motion_it_excites_most():
+    # two motions of a lid point: one moves it where the contact pushes, cheaply; one moves it there
+    # too but drags heavy points along; one moves it the other way
+    changes = torch.zeros(3, 3, 3, dtype=torch.float64)
+    changes[0, 0] = torch.tensor([1.0, 0.0, 0.0])
+    changes[1, 0] = torch.tensor([1.0, 0.2, 0.0])
+    changes[1, 1] = torch.tensor([0.5, 0.0, 0.0])
+    changes[2, 0] = torch.tensor([-1.0, 0.0, 0.0])
+    masses = torch.tensor([1.0, 1.0, 1.0], dtype=torch.float64)
+    drive = torch.zeros(3, 3, dtype=torch.float64)
+    drive[0, 0] = 1.0
+    assert excited_offset(changes, masses, drive) == 0
+    assert excited_offset(changes, masses, -drive) == 2
+    # held points are heavy: a motion that moves a held point a little loses to one that moves a free
+    # point more
+    frame = torch.zeros(2, 3, 3, dtype=torch.float64)
+    frame[:, 0, 0] = 1.0
+    frame[0, 1, 0] = 0.3  # point 1: held, when pinned
+    frame[1, 2, 0] = 0.6  # point 2: free
+    assert excited_offset(frame, masses, drive) == 0
+    assert excited_offset(frame, masses, drive, pinned=torch.tensor([0.0, 1.0, 0.0])) == 1
+    assert excited_offset(changes, masses, torch.zeros_like(drive)) is None
 
 
 def test_the_flat_lid_under_the_chart_is_the_pendulum():

@@ -1,13 +1,18 @@
 """The root-polynomial map (neurok_ros/dynamics/root_polynomial_map.py): a map with a kink at q = 0,
 x ~ x_0 + a q + b |q|^1.5 on each side, is fitted exactly, its analytic derivatives are one-sided
-at the kink, and a contact velocity there is met on the side it moves into."""
+at the kink, a contact velocity there is met on the side it moves into, and sides retimed to one
+starting speed keep the energy through the kink."""
 import numpy as np
 import pytest
 import torch
 
 from neurok_ros.dynamics.contacts import at_points
 from neurok_ros.dynamics.initial_conditions import one_sided_initial_velocity
-from neurok_ros.dynamics.root_polynomial_map import fit_root_polynomial_map, root_kinematic_map
+from neurok_ros.dynamics.integrate import simulate
+from neurok_ros.dynamics.lagrangian import LagrangianSystem
+from neurok_ros.dynamics.potentials import Potentials
+from neurok_ros.dynamics.root_polynomial_map import (fit_root_polynomial_map, rescale_negative, root_kinematic_map,
+                                                     side_speeds)
 
 REST = torch.tensor([[0.0, 0.1, 0.2], [0.3, -0.1, 0.0]], dtype=torch.float64)
 OPEN = torch.tensor([[1.0, 0.0, 0.0], [0.0, 0.5, 0.0]], dtype=torch.float64)  # velocity at 0+, per unit q
@@ -73,3 +78,25 @@ def test_bad_samples_are_refused():
         fit_root_polynomial_map(q[:, None], kinked(q), degree=3, scale=1.5)
     with pytest.raises(ValueError, match="q = 0"):
         fit_root_polynomial_map(q[1:, None], kinked(q[1:]), degree=2, scale=1.5)
+
+
+def test_sides_retimed_to_one_speed_keep_the_energy_through_the_kink():
+    # OPEN and CLOSE start at different speeds, so M(q) jumps at q = 0; an integrator that steps over
+    # the jump keeps qdot and the energy changes at every crossing. Retimed, the sides match.
+    rmap, masses = fitted(), torch.tensor([1.0, 2.0], dtype=torch.float64)
+    plus, minus = side_speeds(rmap, masses)
+    assert plus == pytest.approx(1.5 ** 0.5) and minus == pytest.approx(6.0 ** 0.5)
+    matched = rescale_negative(rmap, plus / minus)
+    assert side_speeds(matched, masses) == pytest.approx((plus, plus))
+    q = torch.tensor([[-0.8], [-0.1], [0.3]], dtype=torch.float64)
+    np.testing.assert_allclose(matched.positions(q), rmap.positions(q * torch.where(q < 0, plus / minus, 1.0)),
+                               atol=1e-12)
+    drifts = []
+    for surface in (rmap, matched):
+        system = LagrangianSystem(root_kinematic_map(surface, masses), Potentials(stiffness=4.0, rest_positions=REST))
+        trajectory = simulate(system, torch.zeros(1, dtype=torch.float64), torch.ones(1, dtype=torch.float64),
+                              np.linspace(0.0, 6.0, 61), method="rk4", step_size=1e-2)
+        energy = (trajectory.kinetic + trajectory.potential).numpy()
+        assert int((np.diff(np.sign(trajectory.q[1:, 0].numpy())) != 0).sum()) >= 3  # it swings through q = 0
+        drifts.append(float(np.ptp(energy) / energy[0]))
+    assert drifts[0] > 0.5 and drifts[1] < 0.01

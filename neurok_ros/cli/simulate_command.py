@@ -51,7 +51,7 @@ def register(subparsers) -> None:
                         help="what the solver differentiates: a polynomial fitted to the decoder (default, "
                              "fast) or the attention decoder itself (docs/physics.md compares them)")
     parser.add_argument("--chart", choices=("subspace", "bank"),
-                        help="simulated coordinates: the active subspace (default) or the square-root chart "
+                        help="simulated coordinates: the active subspace (default) or the power chart "
                              "through the posterior bank's motions (docs/physics.md; with --coordinates 1)")
     parser.add_argument("--coordinates", type=int, help="at most this many simulated directions (or bank modes)")
     parser.add_argument("--points", type=int, dest="simulation_points", help="simulation points")

@@ -2,10 +2,10 @@
 
     x(q) = x_0 + sum_{j=2..d} c_j^(side) w^j,   w = sqrt(|q| / s),   side = sign(q)
 
-This is the exact form of the bank chart (neurok_ros/simulation/bank_chart.py) with one mode: the
-chart moves the latent by sqrt(|q|) along an offset, the decoder is smooth in the latent, so on each
-side x is a smooth function of w; and the decoder is flat at the rest latent, so there is no w^1
-term. An ordinary polynomial in q smooths the kink at q = 0 (x ~ q + q^1.5) its own way, and the
+This is the form of the bank chart (neurok_ros/simulation/bank_chart.py) with one mode: for a lid
+the chart moves the latent by sqrt(|q|) along an offset, the decoder is smooth in the latent, so on
+each side x is a smooth function of w; and the decoder is flat at the rest latent, so there is no
+w^1 term (for the chart's other powers, x ~ s + s^(1 + 1/p), it is a close fit). An ordinary polynomial in q smooths the kink at q = 0 (x ~ q + q^1.5) its own way, and the
 solved motion then depends on the fit (a lid fell 1.0-1.9 times as far as the exact chart's at
 0.3 s for different degrees and radii). The derivatives are exact:
 
@@ -34,7 +34,8 @@ def root_powers(w: torch.Tensor, degree: int, shift: int = 0) -> torch.Tensor:
 @dataclass
 class RootPolynomialMap:
     """x(q) for n points and one coordinate: rest (3n,) x_0 metres; positive, negative (d - 1, 3n):
-    c_2 .. c_d on each side, metres; scale s (q units); fit_rms: the fit's RMS residual, metres."""
+    c_2 .. c_d on each side, metres; scale s (q units); fit_rms: the fit's RMS residual, metres;
+    even_only: the odd c_j were held at zero by the fit (fit_root_polynomial_map)."""
 
     rest: torch.Tensor
     positive: torch.Tensor
@@ -42,6 +43,7 @@ class RootPolynomialMap:
     scale: float
     num_points: int
     fit_rms: float = 0.0
+    even_only: bool = False
 
     num_coords = 1
 
@@ -88,12 +90,13 @@ class RootPolynomialMap:
         return self.positions(q), velocity.reshape(len(q), self.num_points, 3)
 
 
-def fit_root_polynomial_map(q: torch.Tensor, x: torch.Tensor, degree: int, scale: float, device=None
-                            ) -> RootPolynomialMap:
+def fit_root_polynomial_map(q: torch.Tensor, x: torch.Tensor, degree: int, scale: float, device=None,
+                            even_only: bool = False) -> RootPolynomialMap:
     """Least squares on each side to samples q (S, 1), x (S, n, 3) metres, with x_0 = x at the
     sample q = 0 (which must be present). degree: d >= 2, the largest power of w = sqrt(|q| / scale).
     Each side needs at least d - 1 samples other than q = 0; a side with none (a mode that does not
-    close, sampled only on one side) raises ValueError."""
+    close, sampled only on one side) raises ValueError. even_only: the odd powers of w are zero, so
+    each side is an ordinary polynomial in |q| (a map smooth on each side, kinked only at q = 0)."""
     if degree < 2:
         raise ValueError(f"degree must be at least 2, got {degree}")
     q64 = q.detach().double().cpu()[:, 0]
@@ -107,14 +110,31 @@ def fit_root_polynomial_map(q: torch.Tensor, x: torch.Tensor, degree: int, scale
         if int(chosen.sum()) < degree - 1:
             raise ValueError(f"{int(chosen.sum())} samples on one side cannot fit {degree - 1} coefficients")
         design = root_powers(torch.sqrt(q64[chosen].abs() / scale), degree)
+        used = torch.arange(2, degree + 1) % 2 == 0 if even_only else torch.ones(degree - 1, dtype=torch.bool)
         target = x64[chosen] - rest
-        coefficients = torch.linalg.lstsq(design, target, driver="gelsd").solution
+        coefficients = torch.zeros(degree - 1, target.shape[1], dtype=target.dtype)
+        coefficients[used] = torch.linalg.lstsq(design[:, used], target, driver="gelsd").solution
         sides.append(coefficients)
         squared += float((design @ coefficients - target).pow(2).sum())
     residual = (3.0 * squared / (len(q64) * x64.shape[1])) ** 0.5
     device = x.device if device is None else device
     return RootPolynomialMap(rest.to(device), sides[0].to(device), sides[1].to(device), float(scale), x.shape[1],
-                             residual)
+                             residual, even_only)
+
+
+def side_speeds(rmap: RootPolynomialMap, masses: torch.Tensor) -> tuple[float, float]:
+    """|J(0+)|_M and |J(0-)|_M, sqrt(kg) m per unit q: how fast each side starts (masses (n,) kg)."""
+    weights = masses.to(rmap.rest.dtype).repeat_interleave(3)
+    return tuple(float((weights * side[0].square()).sum().sqrt()) / rmap.scale
+                 for side in (rmap.positive, rmap.negative))
+
+
+def rescale_negative(rmap: RootPolynomialMap, factor: float) -> RootPolynomialMap:
+    """The map whose negative side at q is rmap's at factor * q (c_j -> c_j factor^(j / 2))."""
+    powers = torch.arange(2, rmap.degree + 1, dtype=rmap.rest.dtype, device=rmap.rest.device) / 2
+    negative = rmap.negative * (float(factor) ** powers)[:, None]
+    return RootPolynomialMap(rmap.rest, rmap.positive, negative, rmap.scale, rmap.num_points, rmap.fit_rms,
+                             rmap.even_only)
 
 
 def root_kinematic_map(rmap: RootPolynomialMap, masses: torch.Tensor):

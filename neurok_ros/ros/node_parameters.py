@@ -86,7 +86,7 @@ SPECS = (
     ParameterSpec("derivatives", "string", "how the decoder map is differentiated", constraints=_one_of(DERIVATIVES)),
     ParameterSpec("dynamics_map", "string", "what the solver differentiates: a polynomial fitted to the decoder "
                   "(fast) or the decoder itself", constraints=_one_of(DYNAMICS_MAPS)),
-    ParameterSpec("chart", "string", "simulated coordinates: the active subspace, or the square-root chart through "
+    ParameterSpec("chart", "string", "simulated coordinates: the active subspace, or the power chart through "
                   "the posterior bank's motions (with coordinates 1)", constraints=_one_of(CHARTS)),
     ParameterSpec("surrogate_degree", "integer", "degree of the polynomial map", 1, 8),
     ParameterSpec("surrogate_radius", "double", "radius of the polynomial's first samples, latent units",

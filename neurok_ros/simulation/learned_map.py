@@ -20,7 +20,7 @@ the active subspace: the eigenvectors U (k_q, k_sim) of M(0) with eigenvalue >= 
 the largest, at most `coordinates` of them. z = z_rest + A U q_sim; A U has orthonormal columns, so
 q_sim keeps latent units, and the instance's coordinates are q = U q_sim.
 
-The bank chart (chart="bank", simulation/bank_chart.py) replaces A by a square-root chart through the
+The bank chart (chart="bank", simulation/bank_chart.py) replaces A by a power chart through the
 motions of the posterior bank, because the decoder is flat at z_rest along every linear direction;
 the principal directions of M(0) are then taken among its modes.
 """
@@ -36,7 +36,7 @@ from neurok_ros.dynamics.kinematic_map import KinematicMap
 from neurok_ros.dynamics.potentials import Potentials
 from neurok_ros.errors import NeurokInputError
 from neurok_ros.geometry.surface_sampling import SurfaceSamples
-from neurok_ros.simulation.bank_chart import bank_chart
+from neurok_ros.simulation.bank_chart import BankChart, bank_chart
 from neurok_ros.simulation.settings import CHARTS
 
 PIN_PENALTY = 10.0  # weight of the pinned points' motion against the free points' in choosing directions
@@ -56,7 +56,7 @@ class LearnedMap:
     the input pose (exactly, with rest-anchored decoding); pinned (n,) 0/1: the points held in place
     by the pin stiffness; latents: q_sim (B, k_sim) -> z (B, k); chart: "subspace" (z = z_rest +
     A U q_sim) or "bank" (simulation/bank_chart.py: directions (m, k_sim) then mix the chart's m
-    modes, basis is None and the prior barrier is not available)."""
+    modes, basis is None and the prior barrier is not available); bank: that chart (BankChart)."""
 
     kmap: KinematicMap
     samples: SurfaceSamples
@@ -68,10 +68,19 @@ class LearnedMap:
     pinned: Optional[torch.Tensor] = None
     latents: Optional[Callable[[torch.Tensor], torch.Tensor]] = None
     chart: str = "subspace"
+    bank: Optional[BankChart] = None
 
     @property
     def num_coords(self) -> int:
         return self.kmap.num_coords
+
+    def retime_negative_side(self, factor: float) -> None:
+        """One-mode bank chart: the shape at q_sim < 0 becomes the shape that was at factor * q_sim
+        (its side starts factor times as fast); kmap and latents follow, since they read the chart."""
+        if self.bank is None or self.num_coords != 1:
+            raise ValueError("only a one-mode bank chart has sides to retime")
+        side = 1 if float(self.directions[0, 0]) > 0 else 0  # q_sim < 0 traces the closing side when U = +1
+        self.bank.rates[:, side] *= factor
 
     @property
     def num_samples(self) -> int:
@@ -130,7 +139,8 @@ def learned_kinematic_map(instance, points: int = 256, mass: float = 1.0, coordi
                           inertia_ratio: float = 0.0, derivatives: str = "auto", seed: int = 0,
                           dtype: torch.dtype = torch.float64, extra_points=None,
                           pin: Optional[Callable[[SurfaceSamples], np.ndarray]] = None,
-                          chart: str = "subspace") -> LearnedMap:
+                          chart: str = "subspace",
+                          drive: Optional[Callable[[torch.Tensor], torch.Tensor]] = None) -> LearnedMap:
     """The instance's kinematic map on `points` area-uniform surface samples of total mass `mass` kg.
 
     coordinates: at most this many simulated directions (None: up to k_q); inertia_ratio: keep the
@@ -140,8 +150,10 @@ def learned_kinematic_map(instance, points: int = 256, mass: float = 1.0, coordi
     are metres in the mesh frame, assuming the mesh's units are metres. pin: samples -> (points,)
     bool, the samples that are held in place (LearnedMap.pinned; the simulated directions then
     favour motion of the others). chart: "subspace" (the active subspace, module docstring) or "bank"
-    (the square-root chart through the posterior bank's motions, simulation/bank_chart.py; needs a
-    checkpoint with a bank; `coordinates` modes, 4 when None).
+    (the power chart through the posterior bank's motions, simulation/bank_chart.py; needs a
+    checkpoint with a bank; `coordinates` modes, 4 when None). drive: masses (n,) -> (n, 3), the load
+    or contact velocities that start the motion; a one-mode bank chart is then the bank motion they
+    excite most (bank_chart.excited_offset).
     """
     if chart not in CHARTS:
         raise NeurokInputError(f"chart must be one of {CHARTS}, got {chart!r}")
@@ -180,10 +192,10 @@ def learned_kinematic_map(instance, points: int = 256, mass: float = 1.0, coordi
     h1, h2 = FLOAT32_STEPS if model_dtype == torch.float32 else (None, None)
     if chart == "bank":
         modes = bank_chart(surface, rest_latent, instance.motion_offsets, masses,
-                           coordinates or DEFAULT_BANK_MODES)
+                           coordinates or DEFAULT_BANK_MODES, None if drive is None else drive(masses), pinned)
         directions, inertia = _principal_directions(batch_with(modes.latents), modes.num_modes, masses,
                                                     h1 or 1e-4, coordinates, inertia_ratio, pinned)
-        basis = None
+        basis, bank = None, modes
 
         def latents(q_sim: torch.Tensor) -> torch.Tensor:
             return modes.latents(q_sim @ directions.T.to(q_sim.device, q_sim.dtype)).to(model_dtype)
@@ -193,7 +205,7 @@ def learned_kinematic_map(instance, points: int = 256, mass: float = 1.0, coordi
 
         directions, inertia = _principal_directions(batch_with(linear(instance.subspace.basis)), instance.k_q,
                                                     masses, h1 or 1e-4, coordinates, inertia_ratio, pinned)
-        basis = (instance.subspace.basis.to(dtype) @ directions).to(model_dtype)
+        basis, bank = (instance.subspace.basis.to(dtype) @ directions).to(model_dtype), None
         latents = linear(basis)
     positions_batch = batch_with(latents)
 
@@ -206,4 +218,4 @@ def learned_kinematic_map(instance, points: int = 256, mass: float = 1.0, coordi
         rest = positions(torch.zeros(k_sim, dtype=dtype, device=device))
     offset = (rest_latent - instance.prior_mean).to(dtype)
     return LearnedMap(kmap, samples, directions, inertia, basis.to(dtype) if basis is not None else None, offset,
-                      rest, pinned, latents, chart)
+                      rest, pinned, latents, chart, bank)

@@ -31,6 +31,7 @@ from neurok_ros.dynamics.integrate import FIXED_STEP, Trajectory, simulate
 from neurok_ros.dynamics.kinematic_map import KinematicMap, positions_and_velocities
 from neurok_ros.dynamics.lagrangian import LagrangianSystem
 from neurok_ros.dynamics.potentials import potential_energy
+from neurok_ros.dynamics.root_polynomial_map import rescale_negative, root_kinematic_map, side_speeds
 from neurok_ros.errors import NeurokInputError
 from neurok_ros.simulation.dense_output import interpolate_states
 from neurok_ros.simulation.learned_map import LearnedMap, learned_kinematic_map
@@ -38,9 +39,10 @@ from neurok_ros.simulation.output_decoding import decode_frames
 from neurok_ros.simulation.settings import SimulationSettings, default_settings
 from neurok_ros.simulation.snapping import nearest_sample_distance, snap_to_surface, surface_index
 from neurok_ros.simulation.surface_index import SurfaceIndex
-from neurok_ros.simulation.surrogate import SOLVER_DEVICE, fit_surrogate, frame_error, refine_surrogate
+from neurok_ros.simulation.surrogate import SOLVER_DEVICE, Surrogate, fit_surrogate, frame_error, refine_surrogate
 
 
+MAX_RETIME = 10.0  # matched_sides retimes a side by at most this factor
 LOCATING_STEP = 1.0 / 60.0  # s, longest rk4 step of the surrogate solves that only locate the motion
 
 
@@ -148,6 +150,29 @@ def _forces(learned: LearnedMap, settings: SimulationSettings, conditions, bindi
     return forces
 
 
+def action_drive(settings: SimulationSettings, conditions, bindings: Bindings):
+    """masses (n,) -> (n, 3), what the contacts do to the object, for choosing a one-mode bank chart's
+    motion (bank_chart.excited_offset): the requested contact velocities (m/s) on the contact points,
+    else the push forces (N) on the push points; None when there is neither (gravity alone keeps
+    the bank's common motion: the motion gravity excites most fell less like a rigid lid, docs/physics.md)."""
+    base = settings.simulation_points
+    velocities = None if conditions is None else np.asarray(conditions.velocities, dtype=np.float64)
+    if velocities is not None and bindings.contact_index and float(np.abs(velocities).max()) > 0:
+        indices, values = [base + i for i in bindings.contact_index], velocities
+    elif bindings.push_index:
+        indices = [base + i for i in bindings.push_index]
+        values = np.array([push.force for push in settings.pushes], dtype=np.float64)
+    else:
+        return None
+
+    def drive(masses: torch.Tensor) -> torch.Tensor:
+        load = torch.zeros(len(masses), 3, dtype=masses.dtype, device=masses.device)
+        load[indices] = torch.as_tensor(values, dtype=masses.dtype, device=masses.device)
+        return load
+
+    return drive
+
+
 def pin_selector(settings: SimulationSettings, faces, pinned_vertices=None):
     """samples -> (count,) bool: the surface samples held in place, those inside a pin box of the
     settings or on a face whose three vertices are all in pinned_vertices ((n,) bool); None when
@@ -168,6 +193,25 @@ def pin_selector(settings: SimulationSettings, faces, pinned_vertices=None):
     return select
 
 
+def matched_sides(surrogate: Surrogate, learned: LearnedMap) -> Surrogate:
+    """A one-mode bank chart's surrogate and chart with both sides of q = 0 starting at the same speed.
+
+    The mass matrix M(q) = |J(q)|_M^2 then has no jump at q = 0. With a jump, the exact motion
+    would keep M qdot^2 across it (the jump's 1/2 M' qdot^2 is an impulse), but the integrator steps
+    over it and keeps qdot: every crossing then changes the energy by the jump's ratio (the example
+    laptop, pushed into an oscillation through q = 0, gained and lost 80% at each crossing). The
+    negative side is retimed, in the chart (learned.retime_negative_side) and in the surrogate alike,
+    so the two stay the same map."""
+    plus, minus = side_speeds(surrogate.pmap, surrogate.kmap.masses)
+    if not (plus > 0 and minus > 0):
+        return surrogate  # a side that does not move (a joint limit) is never crossed into
+    factor = min(max(plus / minus, 1.0 / MAX_RETIME), MAX_RETIME)
+    learned.retime_negative_side(factor)
+    rmap = rescale_negative(surrogate.pmap, factor)
+    q = torch.where(surrogate.q < 0, surrogate.q / factor, surrogate.q)
+    return Surrogate(root_kinematic_map(rmap, surrogate.kmap.masses), rmap, q, surrogate.x, surrogate.seconds)
+
+
 def predict_motion(instance, conditions: Optional[ContactConditions] = None,
                    settings: Optional[SimulationSettings] = None, pinned_vertices=None) -> Prediction:
     """Simulate `instance` (from encode_mesh) from rest at its input pose; see the module docstring.
@@ -186,7 +230,8 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
     bindings = bind_actions(instance.vertices, instance.faces, conditions, settings, surface_index(instance))
     learned = learned_kinematic_map(instance, settings.simulation_points, settings.mass, settings.coordinates,
                                     settings.inertia_ratio, "fd", settings.seed, dtype, bindings.surface,
-                                    pin_selector(settings, instance.faces, pinned_vertices), settings.chart)
+                                    pin_selector(settings, instance.faces, pinned_vertices), settings.chart,
+                                    action_drive(settings, conditions, bindings))
     kmap = learned.kmap
     device = kmap.masses.device
     contacts = (at_points([learned.num_samples + i for i in bindings.contact_index])
@@ -199,19 +244,25 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
     # the bank chart's one mode has a kink at q = 0: its surrogate is the root form, and its contact velocity
     # is fitted, one side at a time, on that map (a difference across the kink would average the two sides)
     one_sided = settings.dynamics_map == "polynomial" and learned.chart == "bank" and kmap.num_coords == 1
+    # a contact velocity is fitted to the map's slope at q = 0: there the root form's slope is set by the
+    # decoder's noise near the rest latent (x ~ t), the even form's by the motion beyond it
+    starts_moving = (contacts is not None and conditions is not None
+                     and float(np.abs(np.asarray(conditions.velocities)).max()) > 0)
     surrogate = (fit_surrogate(kmap, settings.surrogate_degree, settings.surrogate_radius, settings.seed,
-                               root=one_sided) if settings.dynamics_map == "polynomial" else None)
+                               root=one_sided, even=one_sided and starts_moving)
+                 if settings.dynamics_map == "polynomial" else None)
+    if one_sided:
+        surrogate = matched_sides(surrogate, learned)
     velocity_map = surrogate.kmap if one_sided else kmap
     q0 = torch.zeros(kmap.num_coords, dtype=dtype, device=velocity_map.masses.device)
     qdot0 = torch.zeros_like(q0)
     velocity_fit = None
-    if contacts is not None:
+    if starts_moving:
         requested = torch.as_tensor(conditions.velocities, dtype=dtype, device=q0.device)
-        if float(requested.abs().max()) > 0:
-            with torch.no_grad():
-                velocity_fit = (one_sided_initial_velocity(velocity_map, contacts, requested) if one_sided
-                                else contact_initial_velocity(velocity_map, contacts, requested, q0))
-            qdot0 = velocity_fit.qdot0
+        with torch.no_grad():
+            velocity_fit = (one_sided_initial_velocity(velocity_map, contacts, requested) if one_sided
+                            else contact_initial_velocity(velocity_map, contacts, requested, q0))
+        qdot0 = velocity_fit.qdot0
 
     frames = settings.frame_times()
     nodes, interpolate = _solver_nodes(settings, frames)
@@ -238,6 +289,8 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
         system, trajectory = solve(surrogate.kmap, locating=rounds > 0)
         for round_ in range(rounds):
             surrogate = refine_surrogate(kmap, surrogate, trajectory.q, seed=settings.seed + 1 + round_)
+            if one_sided:
+                surrogate = matched_sides(surrogate, learned)
             system, trajectory = solve(surrogate.kmap, locating=round_ + 1 < rounds)
     else:
         system, trajectory = solve(kmap)

@@ -18,8 +18,12 @@ by a polynomial of degree `degree` (PolynomialMap):
    each (standard deviation `spread`), refit, solve again.
 
 With the bank chart and one mode, the map is instead a polynomial in sqrt(|q|) on each side of q = 0
-(RootPolynomialMap, the chart's exact form), fitted to a grid uniform in sqrt(|q|) from ROOT_NEAREST
-times `radius` out to `radius`; a refinement refits the grid out past the solver's farthest state.
+(RootPolynomialMap: the chart is x ~ x_0 + a s + b s^(1 + 1/p) on each side), fitted to a grid
+uniform in sqrt(|q|) from ROOT_NEAREST times `radius` out to `radius`; a refinement refits the grid
+out past the solver's farthest state. `even` keeps only the integer powers of |q|: the map's slope
+at q = 0 is then the trend of the motion beyond ROOT_NEAREST, where with the odd powers it is left
+to the fit's balance of w^2 against w^3 (a contact velocity fitted there turned a door the wrong
+way; docs/physics.md).
 
 The frames are then decoded by the real decoder at the solver's q(t), and `frame_error` compares
 the decoder with the polynomial at those states: the surrogate's own accuracy, reported with every
@@ -83,28 +87,29 @@ def _fit(decoder: KinematicMap, q: torch.Tensor, x: torch.Tensor, degree: int, r
                      time.perf_counter() - started)
 
 
-def _fit_root(decoder: KinematicMap, degree: int, radius: float, started: float) -> Surrogate:
+def _fit_root(decoder: KinematicMap, degree: int, radius: float, started: float, even: bool) -> Surrogate:
     """The root form (module docstring): q = 0 and a grid uniform in w = sqrt(|q| / radius) on each
-    side; degree: the largest power of q (w^(2 degree))."""
+    side; degree: the largest power of q (w^(2 degree)); even: integer powers of |q| only."""
     count = ROOT_SAMPLES * (2 * degree - 1)
     w = torch.linspace(ROOT_NEAREST ** 0.5, 1.0, count + 1, dtype=torch.float64)[1:]
     grid = torch.cat([torch.zeros(1, dtype=torch.float64), radius * w ** 2, -radius * w ** 2])
     q = grid[:, None].to(decoder.dtype).to(decoder.masses.device)
     x = decode_samples(decoder, q)
-    rmap = fit_root_polynomial_map(q, x, 2 * degree, radius, device=SOLVER_DEVICE)
+    rmap = fit_root_polynomial_map(q, x, 2 * degree, radius, device=SOLVER_DEVICE, even_only=even)
     return Surrogate(root_kinematic_map(rmap, decoder.masses.to(SOLVER_DEVICE)), rmap, q, x,
                      time.perf_counter() - started)
 
 
 def fit_surrogate(decoder: KinematicMap, degree: int, radius: float, seed: int = 0,
-                  oversampling: float = 1.5, root: bool = False) -> Surrogate:
+                  oversampling: float = 1.5, root: bool = False, even: bool = False) -> Surrogate:
     """Fit the polynomial to q = 0 and oversampling * P samples in the ball of `radius`; root: the
-    root form of a one-mode bank chart instead (module docstring)."""
+    root form of a one-mode bank chart instead, with only integer powers of |q| when `even`
+    (module docstring)."""
     started = time.perf_counter()
     if root:
         if decoder.num_coords != 1:
             raise ValueError(f"the root form has one coordinate, the map has {decoder.num_coords}")
-        return _fit_root(decoder, degree, radius, started)
+        return _fit_root(decoder, degree, radius, started, even)
     k = decoder.num_coords
     count = int(np.ceil(oversampling * len(monomial_exponents(k, degree))))
     points = ball_samples(count, k, radius, np.random.default_rng(seed))
@@ -125,7 +130,7 @@ def refine_surrogate(decoder: KinematicMap, surrogate: Surrogate, states: torch.
     if isinstance(surrogate.pmap, RootPolynomialMap):
         farthest = float(states.abs().max()) if len(states) else 0.0
         return _fit_root(decoder, surrogate.pmap.degree // 2, max(surrogate.pmap.scale, ROOT_MARGIN * farthest),
-                         started)
+                         started, surrogate.pmap.even_only)
     noise = torch.as_tensor(rng.normal(scale=spread, size=(len(states), per_state, states.shape[1])),
                             dtype=states.dtype, device=states.device)
     extra = torch.cat([states, (states[:, None, :] + noise).reshape(-1, states.shape[1])])

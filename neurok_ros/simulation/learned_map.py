@@ -20,6 +20,13 @@ the active subspace: the eigenvectors U (k_q, k_sim) of M(0) with eigenvalue >= 
 the largest, at most `coordinates` of them. z = z_rest + A U q_sim; A U has orthonormal columns, so
 q_sim keeps latent units, and the instance's coordinates are q = U q_sim.
 
+Held points (pins). The learned space moves the whole object along with its parts (a door's motions
+also move its frame; nothing in the data fixes the object's pose). When points are held, the map is
+therefore the shape in the frame of the held part: each decoded shape is moved by the rigid motion
+that puts the held points back onto their rest positions (Kabsch). A rigid drift of the base or
+frame then costs nothing and moves nothing; what the pin springs still resist is the held part's
+own deformation.
+
 The bank chart (chart="bank", simulation/bank_chart.py) replaces A by a power chart through the
 motions of the posterior bank, because the decoder is flat at z_rest along every linear direction;
 the principal directions of M(0) are then taken among its modes.
@@ -35,10 +42,12 @@ import torch
 from neurok_ros.dynamics.kinematic_map import KinematicMap
 from neurok_ros.dynamics.potentials import Potentials
 from neurok_ros.errors import NeurokInputError
+from neurok_ros.geometry.rigid_alignment import apply_rigid, rigid_alignment
 from neurok_ros.geometry.surface_sampling import SurfaceSamples
 from neurok_ros.simulation.bank_chart import BankChart, bank_chart
 from neurok_ros.simulation.settings import CHARTS
 
+HELD_MIN = 3  # held points needed to fix the held part's frame (not all on a line)
 PIN_PENALTY = 10.0  # weight of the pinned points' motion against the free points' in choosing directions
 
 FLOAT32_STEPS = (0.011, 0.098)  # (h1, h2) of KinematicMap for a float32 decoder
@@ -56,7 +65,9 @@ class LearnedMap:
     the input pose (exactly, with rest-anchored decoding); pinned (n,) 0/1: the points held in place
     by the pin stiffness; latents: q_sim (B, k_sim) -> z (B, k); chart: "subspace" (z = z_rest +
     A U q_sim) or "bank" (simulation/bank_chart.py: directions (m, k_sim) then mix the chart's m
-    modes, basis is None and the prior barrier is not available); bank: that chart (BankChart)."""
+    modes, basis is None and the prior barrier is not available); bank: that chart (BankChart);
+    held_alignment: z (B, k) -> (R, t), the rigid motion that keeps the held points in place, which
+    the map's points already include (None without held points; the output frames apply it too)."""
 
     kmap: KinematicMap
     samples: SurfaceSamples
@@ -69,6 +80,7 @@ class LearnedMap:
     latents: Optional[Callable[[torch.Tensor], torch.Tensor]] = None
     chart: str = "subspace"
     bank: Optional[BankChart] = None
+    held_alignment: Optional[Callable[[torch.Tensor], tuple]] = None
 
     @property
     def num_coords(self) -> int:
@@ -176,19 +188,38 @@ def learned_kinematic_map(instance, points: int = 256, mass: float = 1.0, coordi
     centre = torch.as_tensor(np.asarray(instance.transform.centre), dtype=dtype, device=device)
     inverse_scale = 1.0 / float(instance.transform.scale)
 
-    def surface(z: torch.Tensor, out_dtype: torch.dtype = dtype) -> torch.Tensor:
-        """Latents (B, k) -> the points (B, n, 3), metres, mesh frame."""
+    def decoded(z: torch.Tensor, out_dtype: torch.dtype = dtype) -> torch.Tensor:
+        """Latents (B, k) -> the points (B, n, 3) as decoded, metres, mesh frame."""
         return instance.positions(z.to(model_dtype), cache).to(out_dtype) * inverse_scale + centre
-
-    def batch_with(to_latent: Callable[[torch.Tensor], torch.Tensor]):
-        """Coordinates (B, c) -> points (B, n, 3) in the coordinates' dtype, through to_latent."""
-        return lambda q: surface(to_latent(q), q.dtype)
 
     masses = torch.full((points + len(extra),), float(mass) / points, dtype=dtype, device=device)
     masses[points:] = 0.0
     pinned = torch.zeros(points + len(extra), dtype=dtype, device=device)
     if pin is not None:
         pinned[:points] = torch.as_tensor(np.asarray(pin(samples), dtype=bool), dtype=dtype, device=device)
+    held = torch.nonzero(pinned > 0)[:, 0]
+    held_alignment = None
+    if HELD_MIN <= len(held) < points:
+        with torch.no_grad():
+            held_rest = decoded(rest_latent.reshape(1, -1))[0, held]
+
+        def held_alignment(z: torch.Tensor, out_dtype: torch.dtype = dtype):
+            """Latents (B, k) -> (R (B, 3, 3), t (B, 3)): the rigid motion that puts the held points
+            back where they were (geometry/rigid_alignment.py), metres, mesh frame."""
+            return rigid_alignment(decoded(z, out_dtype)[:, held], held_rest.to(out_dtype))
+
+    def surface(z: torch.Tensor, out_dtype: torch.dtype = dtype) -> torch.Tensor:
+        """Latents (B, k) -> the points (B, n, 3), metres, mesh frame; with held points, in the frame
+        that keeps them in place (module docstring)."""
+        x = decoded(z, out_dtype)
+        if held_alignment is None:
+            return x
+        return apply_rigid(*rigid_alignment(x[:, held], held_rest.to(out_dtype)), x)
+
+    def batch_with(to_latent: Callable[[torch.Tensor], torch.Tensor]):
+        """Coordinates (B, c) -> points (B, n, 3) in the coordinates' dtype, through to_latent."""
+        return lambda q: surface(to_latent(q), q.dtype)
+
     h1, h2 = FLOAT32_STEPS if model_dtype == torch.float32 else (None, None)
     if chart == "bank":
         modes = bank_chart(surface, rest_latent, instance.motion_offsets, masses,
@@ -218,4 +249,4 @@ def learned_kinematic_map(instance, points: int = 256, mass: float = 1.0, coordi
         rest = positions(torch.zeros(k_sim, dtype=dtype, device=device))
     offset = (rest_latent - instance.prior_mean).to(dtype)
     return LearnedMap(kmap, samples, directions, inertia, basis.to(dtype) if basis is not None else None, offset,
-                      rest, pinned, latents, chart, bank)
+                      rest, pinned, latents, chart, bank, held_alignment)

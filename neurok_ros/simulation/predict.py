@@ -33,6 +33,7 @@ from neurok_ros.dynamics.lagrangian import LagrangianSystem
 from neurok_ros.dynamics.potentials import potential_energy
 from neurok_ros.dynamics.root_polynomial_map import rescale_negative, root_kinematic_map, side_speeds
 from neurok_ros.errors import NeurokInputError
+from neurok_ros.geometry.rigid_alignment import apply_rigid
 from neurok_ros.simulation.dense_output import interpolate_states
 from neurok_ros.simulation.learned_map import LearnedMap, learned_kinematic_map
 from neurok_ros.simulation.output_decoding import decode_frames
@@ -52,7 +53,7 @@ class Prediction:
 
     vertices (T, n, 3) float32: input mesh frame, units and vertex order; faces (m, 3) int64;
     times (T,) s; q (T, k_q): the instance's coordinates (instance.decode(q=q[t]) is frame t's
-    exact decode); energy (T, 3) J: kinetic, potential, total; work (T,) J done by the external
+    exact decode, moved by the held part's rigid motion when points are held); energy (T, 3) J: kinetic, potential, total; work (T,) J done by the external
     forces since t = 0; dissipated (T,) J removed by damping; points (T, n_sim + e, 3) float32
     metres: the simulation points (the mass-carrying samples, then the e massless contact and push
     points); trajectory: the solver's states (its nodes); summary: numbers for a
@@ -325,6 +326,11 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
     with torch.no_grad():
         latents = learned.latents(q_f.to(device))
     vertices, mode = decode_frames(instance, latents, settings.output_points, settings.seed)
+    if learned.held_alignment is not None:  # the frames in the held part's frame, as the map's points are
+        with torch.no_grad():
+            rotation, translation = learned.held_alignment(latents)
+        vertices = apply_rigid(rotation.cpu(), translation.cpu(), torch.as_tensor(vertices, dtype=torch.float64))
+        vertices = vertices.numpy().astype(np.float32)
     decoded = time.perf_counter()
     seconds = {"encode": instance.seconds, "simulate": simulated - started, "decode": decoded - simulated}
     summary = _summary(instance, learned, settings, trajectory, energy, residual, velocity_fit, bindings, derivatives,

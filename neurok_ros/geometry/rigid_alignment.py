@@ -1,0 +1,31 @@
+"""The rigid motion that puts a moved point set back onto its rest positions (Kabsch, batched torch).
+
+    R, t = rigid_alignment(moved, rest)      # moved (B, h, 3), rest (h, 3), same units
+    aligned = apply_rigid(R, t, points)      # points (B, n, 3): R x + t for every point
+
+R (B, 3, 3) is a proper rotation (det +1) and t (B, 3) a translation, the least-squares fit with
+equal weights. Used to express a shape in the frame of a held part (simulation/learned_map.py).
+"""
+from __future__ import annotations
+
+import torch
+
+
+def rigid_alignment(moved: torch.Tensor, rest: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(R (B, 3, 3), t (B, 3)) minimising sum |R moved_i + t - rest_i|^2 per batch entry; at least 3
+    points that are not on one line."""
+    moved_centre = moved.mean(dim=1, keepdim=True)
+    rest_centre = rest.mean(dim=0)
+    covariance = (moved - moved_centre).transpose(1, 2) @ (rest - rest_centre).to(moved.dtype)  # (B, 3, 3)
+    u, _, vh = torch.linalg.svd(covariance)
+    sign = torch.sign(torch.linalg.det(vh.transpose(1, 2) @ u.transpose(1, 2)))
+    flip = torch.ones(moved.shape[0], 3, dtype=moved.dtype, device=moved.device)
+    flip[:, 2] = torch.where(sign == 0, torch.ones_like(sign), sign)
+    rotation = vh.transpose(1, 2) @ torch.diag_embed(flip) @ u.transpose(1, 2)
+    translation = rest_centre - (rotation @ moved_centre.transpose(1, 2))[..., 0]
+    return rotation, translation
+
+
+def apply_rigid(rotation: torch.Tensor, translation: torch.Tensor, points: torch.Tensor) -> torch.Tensor:
+    """R x + t for points (B, n, 3) with R (B, 3, 3), t (B, 3)."""
+    return points @ rotation.transpose(1, 2) + translation[:, None, :]

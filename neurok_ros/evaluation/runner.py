@@ -238,9 +238,11 @@ def render_markdown(config: EvalConfig, methods: list[Method], records: list[dic
               f"- Score: `metrics_in_frame(prediction, TARGET, SOURCE's normalising transform)` with "
               f"{config.metric_samples:,} samples (Chamfer-L1 / Chamfer-L2 on area-uniform surface samples, "
               f"volumetric IoU by generalised winding number), both shapes normalised by SOURCE's bounding box "
-              f"(longest side 1). IoU is undefined (NaN) where neither shape encloses volume (open sheets "
-              f"such as cloth): the IoU column is the mean over the pairs where it is defined, their count in "
-              f"parentheses.",
+              f"(longest side 1). IoU is undefined (NaN) only where no sampled point has a winding number "
+              f"above 1/2 for either shape; an open sheet such as cloth has such points in a thin layer along "
+              f"it, so its IoU is a number that measures that layer (the line 'IoU without the cloth pairs' "
+              f"leaves them out). The IoU column is the mean over the pairs where it is defined, their count "
+              f"in parentheses.",
               f"- NeuROK rows: encode SOURCE (prior mean; active subspace unless stated), then `fit_pose`: "
               f"{ik.starts} starts (as in `fit_pose`: the SOURCE pose itself, the prior mean, prior draws), "
               f"{ik.q_steps} Adam steps in q at "

@@ -5,9 +5,10 @@
 This is the form of the bank chart (neurok_ros/simulation/bank_chart.py) with one mode: for a lid
 the chart moves the latent by sqrt(|q|) along an offset, the decoder is smooth in the latent, so on
 each side x is a smooth function of w; and the decoder is flat at the rest latent, so there is no
-w^1 term (for the chart's other powers, x ~ s + s^(1 + 1/p), it is a close fit). An ordinary polynomial in q smooths the kink at q = 0 (x ~ q + q^1.5) its own way, and the
-solved motion then depends on the fit (a lid fell 1.0-1.9 times as far as the exact chart's at
-0.3 s for different degrees and radii). The derivatives are exact:
+w^1 term (for the chart's other powers, x ~ s + s^(1 + 1/p), it is a close fit). An ordinary
+polynomial in q smooths the kink at q = 0 (x ~ q + q^1.5) its own way, and the solved motion then
+depends on the fit (a lid fell 1.0-1.9 times as far as the exact chart's at 0.3 s for different
+degrees and radii). The derivatives are exact:
 
     dx/dq = side * sum_j (j / 2) c_j w^(j-2) / s
     d2x/dq2 = sum_j (j / 2) ((j - 2) / 2) c_j w^(j-4) / s^2

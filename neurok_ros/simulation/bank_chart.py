@@ -26,16 +26,16 @@ the decoder has a small term linear in t (0.2 mm at t = 0.01) that the motion is
 smooth at q_i = 0 (x ~ s + s^(1 + 1/p)); the surrogate that the solver differentiates is. No part
 labels are used: the modes come from the motions of the nearest training shapes.
 
-With one mode and an action (`drive`), the mode is instead the bank motion that the action excites
-most (`excited_offset`). A load f (n, 3) on a one-coordinate system x(s) = x_0 + s u starts it
-with acceleration (u.f) / (u^T M u) (Gauss's principle), and an impulse along a contact velocity v
-gives it the contact speed (u_c.v)^2 / (u^T M u) per unit impulse (the least kinetic energy per
-unit contact speed, Kelvin's theorem): both choose the motion with the largest (u.f)^2 / (u^T M u)
-among those that go the way f pushes (u.f > 0). Held points count PIN_WEIGHT times their mass,
-as a wall or a table would make them heavy. The SVD modes above are what the bank has in common;
-this is what the action does to it: a door pushed at its edge picks a motion that turns the door
-rather than one that also drags its frame, a lid under gravity the motion that lets it fall
-fastest.
+With one mode and a drive (the contact velocities or push forces: predict.action_drive), the mode
+is instead the bank motion that the drive excites most (`excited_offset`). A load f (n, 3) on a
+one-coordinate system x(s) = x_0 + s u starts it with acceleration (u.f) / (u^T M u) (Gauss's
+principle), and an impulse along a contact velocity v gives it the contact speed
+(u_c.v)^2 / (u^T M u) per unit impulse (the least kinetic energy per unit contact speed, Kelvin's
+theorem): both choose the motion with the largest (u.f)^2 / (u^T M u) among those that go the way
+f pushes (u.f > 0). Held points count PIN_WEIGHT times their mass, as a wall or a table would make
+them heavy. The SVD modes above are what the bank has in common; this is what the contact does to
+it: a door pushed at its edge picks a motion that turns the door the way it is pushed. (Gravity
+alone keeps the SVD mode: the motion it excites most fell less like a rigid lid, docs/physics.md.)
 """
 from __future__ import annotations
 

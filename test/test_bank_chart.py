@@ -128,6 +128,24 @@ def test_the_flat_lid_under_the_chart_is_the_pendulum():
     assert ideal[-1] < -1.0  # it falls a long way, through the chart's q = 0 side change
 
 
+def test_a_contact_at_rest_dragged_along_a_path_leaves_the_kink():
+    # at rest on q = 0 with qdot = 0 the integrator cannot tell a crossing from a departure; it used to
+    # stop at t = 0 with a step-size underflow
+    from neurok_ros.dynamics.contact_conditions import ContactConditions
+    from neurok_ros.geometry.mesh_io import load_mesh
+    from neurok_ros.kinematics.instance import DEFAULT_CHECKPOINT
+
+    V, F = load_mesh(DEFAULT_CHECKPOINT.parent / "example_laptop.ply")
+    instance = encode_mesh(load_default_model()[0], V, F)
+    start = np.array([0.0, 0.2, 0.25])
+    path = np.stack([start + [0.0, 0.03 * t, -0.01 * t] for t in (0.5, 1.0)])[:, None, :]
+    conditions = ContactConditions([start], [[0.0, 0.0, 0.0]], [0.25, 0.5], path)
+    prediction = predict_motion(instance, conditions, settings_from(chart="bank", coordinates=1, duration=0.5,
+                                                                    gravity=(0.0, 0.0, 0.0), simulation_points=32))
+    assert np.isfinite(prediction.vertices).all() and abs(prediction.q[:, 0]).max() > 0
+    assert np.linalg.norm(prediction.vertices[-1] - prediction.vertices[0], axis=1).max() > 1e-3
+
+
 def test_the_shipped_models_lid_falls_the_right_way_in_the_bank_chart():
     model = load_default_model()[0]
     # one mode, its root polynomial fitted within the bank's motions (|q| <= 1): measured -6.2 degrees at

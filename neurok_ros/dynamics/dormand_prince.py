@@ -75,7 +75,7 @@ def _hermite(t0: float, h: float, y0, y1, f0, f1, t: float) -> np.ndarray:
 
 def _crossing(t0: float, h: float, y0, y1, f0, f1, component: int, side: float) -> float:
     """The time in (t0, t0 + h) where the Hermite interpolant's `component` leaves `side` (its sign
-    at t0, +-1), by bisection."""
+    at t0, +-1, where it is not zero), by bisection."""
     low, high = t0, t0 + h
     sign_low = side
     for _ in range(60):
@@ -126,8 +126,8 @@ def dormand_prince(func: Callable[[float, np.ndarray], np.ndarray], y0, t, rtol:
         if not math.isfinite(ratio):
             ratio = math.inf  # a non-finite stage: shrink the step
         if kink is not None:
-            side = math.copysign(1.0, y[kink] if y[kink] != 0 else stages[0][kink])  # on the kink: where it goes
-            crossed = side * y_new[kink] < 0
+            side = math.copysign(1.0, y[kink])
+            crossed = y[kink] != 0 and side * y_new[kink] < 0  # a step that starts on the kink leaves it
             near = LANDED * (atol + rtol * abs(y[kink]))
             if landing is None and ratio <= 1.0 and crossed:  # aim at the crossing of the dense output
                 landing = {"low": 0.0, "high": h, "q": y[kink], "slope": stages[0][kink], "tries": 0}

@@ -281,8 +281,12 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
             spring = settings.stiffness + potentials.pin_stiffness  # 0 without pinned points
             step = min(LOCATING_STEP, 1.0 / math.sqrt(spring)) if spring else LOCATING_STEP
             return system, simulate(system, q0, qdot0, node_times, method="rk4", step_size=step)
-        return system, simulate(system, q0, qdot0, node_times, method=settings.method, step_size=settings.step_size,
-                                rtol=settings.rtol, atol=settings.atol)
+        try:
+            return system, simulate(system, q0, qdot0, node_times, method=settings.method,
+                                    step_size=settings.step_size, rtol=settings.rtol, atol=settings.atol)
+        except RuntimeError as exc:  # the adaptive integrator gave up (step size underflow, too many steps)
+            raise NeurokInputError(f"the integration failed: {exc}; try method rk4 with a step_size, "
+                                   f"or a larger stiffness or damping") from exc
 
     if surrogate is not None:
         rounds = settings.surrogate_refinements

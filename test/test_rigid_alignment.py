@@ -4,7 +4,7 @@ import numpy as np
 import torch
 from scipy.spatial.transform import Rotation
 
-from neurok_ros.geometry.rigid_alignment import apply_rigid, rigid_alignment
+from neurok_ros.geometry.rigid_alignment import apply_rigid, fixes_a_frame, rigid_alignment
 
 
 def test_a_rigid_motion_is_undone_exactly():
@@ -24,3 +24,12 @@ def test_the_fit_is_a_rotation_even_for_a_mirrored_set():
     rotation, _ = rigid_alignment(mirrored[None], rest)
     assert abs(float(torch.linalg.det(rotation[0])) - 1.0) < 1e-12
     np.testing.assert_allclose(rotation[0] @ rotation[0].T, torch.eye(3, dtype=torch.float64), atol=1e-12)
+
+
+def test_points_on_one_line_do_not_fix_a_frame():
+    line = torch.linspace(0.0, 1.0, 10, dtype=torch.float64)[:, None] * torch.tensor([[1.0, 2.0, 0.5]],
+                                                                                   dtype=torch.float64)
+    assert not fixes_a_frame(line)
+    assert not fixes_a_frame(line[:2])
+    plane = torch.cat([line, line + torch.tensor([0.0, 0.0, 0.3], dtype=torch.float64)])
+    assert fixes_a_frame(plane)

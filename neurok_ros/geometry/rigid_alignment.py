@@ -5,6 +5,7 @@
 
 R (B, 3, 3) is a proper rotation (det +1) and t (B, 3) a translation, the least-squares fit with
 equal weights. Used to express a shape in the frame of a held part (simulation/learned_map.py).
+Points on one line do not fix the rotation about it (`fixes_a_frame` says whether they do).
 """
 from __future__ import annotations
 
@@ -29,3 +30,12 @@ def rigid_alignment(moved: torch.Tensor, rest: torch.Tensor) -> tuple[torch.Tens
 def apply_rigid(rotation: torch.Tensor, translation: torch.Tensor, points: torch.Tensor) -> torch.Tensor:
     """R x + t for points (B, n, 3) with R (B, 3, 3), t (B, 3)."""
     return points @ rotation.transpose(1, 2) + translation[:, None, :]
+
+
+def fixes_a_frame(points: torch.Tensor, spread: float = 0.05) -> bool:
+    """Whether points (h, 3) determine a rotation: at least 3 of them, and not on one line (their
+    second principal spread is at least `spread` of the first)."""
+    if points.shape[0] < 3:
+        return False
+    singular = torch.linalg.svdvals(points - points.mean(dim=0))
+    return bool(singular[0] > 0 and singular[1] >= spread * singular[0])

@@ -23,7 +23,8 @@ q_sim keeps latent units, and the instance's coordinates are q = U q_sim.
 Held points (pins). The learned space moves the whole object along with its parts (a door's motions
 also move its frame; nothing in the data fixes the object's pose). When points are held, the map is
 therefore the shape in the frame of the held part: each decoded shape is moved by the rigid motion
-that puts the held points back onto their rest positions (Kabsch). A rigid drift of the base or
+that puts the held points back onto their rest positions (Kabsch), unless they lie on one line and
+so do not fix a rotation (then the pin springs alone hold them). A rigid drift of the base or
 frame then costs nothing and moves nothing; what the pin springs still resist is the held part's
 own deformation.
 
@@ -42,12 +43,11 @@ import torch
 from neurok_ros.dynamics.kinematic_map import KinematicMap
 from neurok_ros.dynamics.potentials import Potentials
 from neurok_ros.errors import NeurokInputError
-from neurok_ros.geometry.rigid_alignment import apply_rigid, rigid_alignment
+from neurok_ros.geometry.rigid_alignment import apply_rigid, fixes_a_frame, rigid_alignment
 from neurok_ros.geometry.surface_sampling import SurfaceSamples
 from neurok_ros.simulation.bank_chart import BankChart, bank_chart
 from neurok_ros.simulation.settings import CHARTS
 
-HELD_MIN = 3  # held points needed to fix the held part's frame (not all on a line)
 PIN_PENALTY = 10.0  # weight of the pinned points' motion against the free points' in choosing directions
 
 FLOAT32_STEPS = (0.011, 0.098)  # (h1, h2) of KinematicMap for a float32 decoder
@@ -198,10 +198,11 @@ def learned_kinematic_map(instance, points: int = 256, mass: float = 1.0, coordi
     if pin is not None:
         pinned[:points] = torch.as_tensor(np.asarray(pin(samples), dtype=bool), dtype=dtype, device=device)
     held = torch.nonzero(pinned > 0)[:, 0]
-    held_alignment = None
-    if HELD_MIN <= len(held) < points:
+    held_alignment, held_rest = None, None
+    if 0 < len(held) < points:
         with torch.no_grad():
             held_rest = decoded(rest_latent.reshape(1, -1))[0, held]
+    if held_rest is not None and fixes_a_frame(held_rest):  # points on one line leave a free spin about it
 
         def held_alignment(z: torch.Tensor, out_dtype: torch.dtype = dtype):
             """Latents (B, k) -> (R (B, 3, 3), t (B, 3)): the rigid motion that puts the held points

@@ -77,10 +77,9 @@ def _crossing(t0: float, h: float, y0, y1, f0, f1, component: int, side: float) 
     """The time in (t0, t0 + h) where the Hermite interpolant's `component` leaves `side` (its sign
     at t0, +-1, where it is not zero), by bisection."""
     low, high = t0, t0 + h
-    sign_low = side
     for _ in range(60):
         middle = 0.5 * (low + high)
-        if math.copysign(1.0, _hermite(t0, h, y0, y1, f0, f1, middle)[component]) == sign_low:
+        if math.copysign(1.0, _hermite(t0, h, y0, y1, f0, f1, middle)[component]) == side:
             low = middle
         else:
             high = middle

@@ -136,9 +136,7 @@ class NeuROKInstance:
         from motion_offsets when there is a posterior bank; else z ~ N(mu, temperature^2 I)."""
         if self.motion_offsets is not None:
             return bank_draws(self.motion_offsets, self.rest_latent, count, seed, temperature)
-        generator = torch.Generator().manual_seed(int(seed))
-        noise = torch.randn(count, self.k, generator=generator).to(self.device, self.prior_mean.dtype)
-        return self.prior_mean + temperature * noise
+        return self.prior_mean + temperature * gaussian_draws(torch.zeros_like(self.prior_mean), count, seed)
 
     def surface_samples(self, count: int, seed: int = 0) -> tuple[SurfaceSamples, torch.Tensor]:
         """Area-uniform samples of the input mesh and their normalised points (count, 3) on device."""

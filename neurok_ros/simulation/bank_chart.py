@@ -79,14 +79,13 @@ class BankChart:
         return self.rest + t_open @ self.opening + t_close @ self.closing
 
 
-def power_laws(positions: Callable[[torch.Tensor], torch.Tensor], rest_latent: torch.Tensor,
+def power_laws(positions: Callable[[torch.Tensor], torch.Tensor], rest_latent: torch.Tensor, rest: torch.Tensor,
                steps: torch.Tensor, masses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(a (S,), p (S,)) of D(t) = |x(z_rest + t d) - x_0|_M ~ a t^p for the latent steps d (S, k):
-    least squares in log-log on POWER_RANGE; a in sqrt(kg) m. A step that moves nothing gets p = 2,
-    a = 1 (it is never simulated: its side is zero)."""
+    """(a (S,), p (S,)) of D(t) = |x(z_rest + t d) - x_0|_M ~ a t^p for the latent steps d (S, k),
+    x_0 = rest (n, 3): least squares in log-log on POWER_RANGE; a in sqrt(kg) m. A step that moves
+    nothing gets p = 2, a = 1 (it is never simulated: its side is zero)."""
     t = torch.linspace(*POWER_RANGE, POWER_SAMPLES, dtype=rest_latent.dtype, device=rest_latent.device)
     with torch.no_grad():
-        rest = positions(rest_latent.reshape(1, -1))[0]
         points = positions((rest_latent + t[None, :, None] * steps[:, None, :]).reshape(-1, steps.shape[1]))
     points = points.reshape(steps.shape[0], len(t), *rest.shape)
     distance = torch.einsum("n,spnk->sp", masses.to(points.dtype), (points - rest).square()).sqrt()
@@ -148,7 +147,7 @@ def bank_chart(positions: Callable[[torch.Tensor], torch.Tensor], rest_latent: t
     opening = offsets[opening_index]
     closes = (alignment[:, 1] >= MIN_ALIGNMENT)[:, None]
     closing = torch.where(closes, offsets[closing_index], torch.zeros_like(opening))
-    rate, power = power_laws(positions, rest_latent.reshape(-1), torch.cat([opening, offsets[closing_index]]),
+    rate, power = power_laws(positions, rest_latent.reshape(-1), rest[0], torch.cat([opening, offsets[closing_index]]),
                              masses)
     rate, power = rate.reshape(2, -1).T, power.reshape(2, -1).T  # (m, 2): opening, closing
     dtype = rest_latent.dtype

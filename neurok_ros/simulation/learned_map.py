@@ -202,20 +202,22 @@ def learned_kinematic_map(instance, points: int = 256, mass: float = 1.0, coordi
     if 0 < len(held) < points:
         with torch.no_grad():
             held_rest = decoded(rest_latent.reshape(1, -1))[0, held]
+    def held_motion(x: torch.Tensor):
+        """Points (B, n, 3) -> (R (B, 3, 3), t (B, 3)): the rigid motion that puts their held points
+        back where they were (geometry/rigid_alignment.py), metres, mesh frame."""
+        return rigid_alignment(x[:, held], held_rest.to(x.dtype))
+
     if held_rest is not None and fixes_a_frame(held_rest):  # points on one line leave a free spin about it
 
         def held_alignment(z: torch.Tensor, out_dtype: torch.dtype = dtype):
-            """Latents (B, k) -> (R (B, 3, 3), t (B, 3)): the rigid motion that puts the held points
-            back where they were (geometry/rigid_alignment.py), metres, mesh frame."""
-            return rigid_alignment(decoded(z, out_dtype)[:, held], held_rest.to(out_dtype))
+            """Latents (B, k) -> held_motion of their decoded points."""
+            return held_motion(decoded(z, out_dtype))
 
     def surface(z: torch.Tensor, out_dtype: torch.dtype = dtype) -> torch.Tensor:
         """Latents (B, k) -> the points (B, n, 3), metres, mesh frame; with held points, in the frame
         that keeps them in place (module docstring)."""
         x = decoded(z, out_dtype)
-        if held_alignment is None:
-            return x
-        return apply_rigid(*rigid_alignment(x[:, held], held_rest.to(out_dtype)), x)
+        return x if held_alignment is None else apply_rigid(*held_motion(x), x)
 
     def batch_with(to_latent: Callable[[torch.Tensor], torch.Tensor]):
         """Coordinates (B, c) -> points (B, n, 3) in the coordinates' dtype, through to_latent."""

@@ -53,11 +53,11 @@ class Prediction:
 
     vertices (T, n, 3) float32: input mesh frame, units and vertex order; faces (m, 3) int64;
     times (T,) s; q (T, k_q): the instance's coordinates (instance.decode(q=q[t]) is frame t's
-    exact decode, moved by the held part's rigid motion when points are held); energy (T, 3) J: kinetic, potential, total; work (T,) J done by the external
-    forces since t = 0; dissipated (T,) J removed by damping; points (T, n_sim + e, 3) float32
-    metres: the simulation points (the mass-carrying samples, then the e massless contact and push
-    points); trajectory: the solver's states (its nodes); summary: numbers for a
-    report (see `summary_keys` in docs/physics.md)."""
+    exact decode, moved by the held part's rigid motion when points are held); energy (T, 3) J:
+    kinetic, potential, total; work (T,) J done by the external forces since t = 0; dissipated (T,)
+    J removed by damping; points (T, n_sim + e, 3) float32 metres: the simulation points (the
+    mass-carrying samples, then the e massless contact and push points); trajectory: the solver's
+    states (its nodes); summary: numbers for a report (see `summary_keys` in docs/physics.md)."""
 
     vertices: np.ndarray
     faces: np.ndarray
@@ -151,15 +151,21 @@ def _forces(learned: LearnedMap, settings: SimulationSettings, conditions, bindi
     return forces
 
 
+def starts_moving(conditions, bindings: Bindings) -> bool:
+    """Whether requested contact velocities start the motion (contacts, and not all velocities zero)."""
+    return (conditions is not None and bool(bindings.contact_index)
+            and float(np.abs(np.asarray(conditions.velocities)).max()) > 0)
+
+
 def action_drive(settings: SimulationSettings, conditions, bindings: Bindings):
     """masses (n,) -> (n, 3), what the contacts do to the object, for choosing a one-mode bank chart's
     motion (bank_chart.excited_offset): the requested contact velocities (m/s) on the contact points,
     else the push forces (N) on the push points; None when there is neither (gravity alone keeps
     the bank's common motion: the motion gravity excites most fell less like a rigid lid, docs/physics.md)."""
     base = settings.simulation_points
-    velocities = None if conditions is None else np.asarray(conditions.velocities, dtype=np.float64)
-    if velocities is not None and bindings.contact_index and float(np.abs(velocities).max()) > 0:
-        indices, values = [base + i for i in bindings.contact_index], velocities
+    if starts_moving(conditions, bindings):
+        indices = [base + i for i in bindings.contact_index]
+        values = np.asarray(conditions.velocities, dtype=np.float64)
     elif bindings.push_index:
         indices = [base + i for i in bindings.push_index]
         values = np.array([push.force for push in settings.pushes], dtype=np.float64)
@@ -247,10 +253,9 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
     one_sided = settings.dynamics_map == "polynomial" and learned.chart == "bank" and kmap.num_coords == 1
     # a contact velocity is fitted to the map's slope at q = 0: there the root form's slope is set by the
     # decoder's noise near the rest latent (x ~ t), the even form's by the motion beyond it
-    starts_moving = (contacts is not None and conditions is not None
-                     and float(np.abs(np.asarray(conditions.velocities)).max()) > 0)
+    moving = starts_moving(conditions, bindings)
     surrogate = (fit_surrogate(kmap, settings.surrogate_degree, settings.surrogate_radius, settings.seed,
-                               root=one_sided, even=one_sided and starts_moving)
+                               root=one_sided, even=one_sided and moving)
                  if settings.dynamics_map == "polynomial" else None)
     if one_sided:
         surrogate = matched_sides(surrogate, learned)
@@ -258,7 +263,7 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
     q0 = torch.zeros(kmap.num_coords, dtype=dtype, device=velocity_map.masses.device)
     qdot0 = torch.zeros_like(q0)
     velocity_fit = None
-    if starts_moving:
+    if moving:
         requested = torch.as_tensor(conditions.velocities, dtype=dtype, device=q0.device)
         with torch.no_grad():
             velocity_fit = (one_sided_initial_velocity(velocity_map, contacts, requested) if one_sided

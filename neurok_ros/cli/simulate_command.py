@@ -14,6 +14,7 @@ import json
 
 def register(subparsers) -> None:
     from neurok_ros.cli.model_options import add_model_options
+    from neurok_ros.simulation.settings import CHARTS
 
     parser = subparsers.add_parser(
         "simulate", help="simulate a mesh's motion (latent Lagrangian dynamics) and write traj.npz",
@@ -50,10 +51,16 @@ def register(subparsers) -> None:
     parser.add_argument("--dynamics-map", choices=("polynomial", "decoder"),
                         help="what the solver differentiates: a polynomial fitted to the decoder (default, "
                              "fast) or the attention decoder itself (docs/physics.md compares them)")
-    parser.add_argument("--chart", choices=("subspace", "bank"),
-                        help="simulated coordinates: the active subspace (default) or the power chart "
-                             "through the posterior bank's motions (docs/physics.md; with --coordinates 1)")
+    parser.add_argument("--chart", choices=CHARTS,
+                        help="simulated coordinates: auto (default: the bank chart's one mode with its "
+                             "deformation coordinates when the checkpoint has a posterior bank, else the "
+                             "subspace), the active subspace, or the power chart through the posterior "
+                             "bank's motions (docs/physics.md)")
     parser.add_argument("--coordinates", type=int, help="at most this many simulated directions (or bank modes)")
+    parser.add_argument("--deformation-coordinates", type=int,
+                        help="with --chart bank --coordinates 1: this many stiff deformation coordinates beside "
+                             "the mode, which take up what it cannot follow of a contact velocity")
+    parser.add_argument("--deformation-stiffness", type=float, help="k_e of the deformation coordinates, 1/s^2")
     parser.add_argument("--points", type=int, dest="simulation_points", help="simulation points")
     parser.add_argument("--config", help="settings YAML replacing config/simulation.yaml")
     parser.add_argument("--out", required=True, help="trajectory .npz")
@@ -122,7 +129,8 @@ def run(args) -> int:
         "gravity": args.gravity, "stiffness": args.stiffness, "damping": args.damping, "mass": args.mass,
         "barrier": args.barrier, "duration": args.duration, "fps": args.fps, "method": args.method,
         "step_size": args.step_size, "dynamics_map": args.dynamics_map, "chart": args.chart,
-        "coordinates": args.coordinates,
+        "coordinates": args.coordinates, "deformation_coordinates": args.deformation_coordinates,
+        "deformation_stiffness": args.deformation_stiffness,
         "simulation_points": args.simulation_points,
         "pushes": push_specs(args.force) if args.force else None,
         "pins": pin_boxes(args.pin_box) if args.pin_box else None, "pin_stiffness": args.pin_stiffness}, base=base)

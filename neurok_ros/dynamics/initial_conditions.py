@@ -4,8 +4,9 @@
   (3C < k_q), the solution with the least kinetic energy 1/2 qdot^T M qdot is taken: the response
   of the object to an impulse at the contacts. Solved by an SVD of J_c in the M-whitened
   coordinates with Tikhonov filtering; the residual J_c qdot0 - v_c is reported. A map with a kink
-  at q = 0 (the bank chart's one mode, dynamics/root_polynomial_map.py) is fitted on each side's
-  one-sided derivatives, keeping the side its qdot0 actually moves into.
+  at q_0 = 0 (the bank chart's one mode, dynamics/root_polynomial_map.py) is fitted on each side's
+  one-sided derivatives, keeping the side its qdot0 actually moves into; deformation coordinates
+  beside it (root_plus_linear_map.py) take up what the mode cannot follow.
 - Positions: Levenberg–Marquardt on |x_c(q0) - target|^2 starting at q_init (so with more
   coordinates than constraints it stays near q_init); the residual is reported.
 """
@@ -96,18 +97,41 @@ def contact_initial_velocity(kmap: KinematicMap, contacts: Contacts, velocities:
 
 
 def one_sided_initial_velocity(kmap: KinematicMap, contacts: Contacts, velocities: torch.Tensor) -> VelocityFit:
-    """qdot0 at q = 0 for a one-coordinate map with a kink there (analytic derivatives taken on the
-    side qdot moves into): fitted on each side; a side whose qdot0 moves the other way is not
-    consistent. When neither is (a push into a mode that does not move that way: a joint at its
-    limit), qdot0 = 0 and the whole requested velocity is the residual."""
-    q0 = torch.zeros(1, dtype=velocities.dtype, device=velocities.device)
-    fits = [(contact_initial_velocity(kmap, contacts, velocities, q0, torch.full_like(q0, side)), side)
-            for side in (1.0, -1.0)]
-    consistent = [fit for fit, side in fits if float(fit.qdot0[0]) * side >= 0]
-    if consistent:
-        return min(consistent, key=lambda fit: fit.relative)
-    speed = float(torch.linalg.vector_norm(velocities))
-    return VelocityFit(torch.zeros_like(q0), -velocities.reshape(-1, 3), speed, 1.0 if speed > 0 else 0.0)
+    """qdot0 at q = 0 for a map with a kink at q_0 = 0 (analytic derivatives taken on the side qdot
+    moves into), velocities (C, 3) m/s.
+
+    The kinked coordinate is fitted first, on each side; a side whose qdot0 moves the other way is
+    not consistent, and when neither is (a push into a mode that does not move that way: a joint at
+    its limit) it stays at rest. The other coordinates (a RootPlusLinearMap's deformation, if any)
+    then take up what it leaves, with the least kinetic energy among themselves: the mode follows the
+    contact as far as it can, the stiff deformation takes the rest."""
+    k = kmap.num_coords
+    q0 = torch.zeros(k, dtype=velocities.dtype, device=velocities.device)
+    target = velocities.reshape(-1, 3)
+    fits = []
+    for side in (1.0, -1.0):
+        direction = torch.zeros_like(q0)
+        direction[0] = side
+        _, jac, _ = kmap.analytic.expand(q0, direction)
+        contact_jac = contact_jacobian(contacts, jac)
+        mode = initial_velocity(contact_jac[:, :1], target, mass_matrix(jac[:, :1], kmap.masses))
+        qdot0 = torch.zeros_like(q0)
+        if float(mode.qdot0[0]) * side >= 0:
+            qdot0[0] = mode.qdot0[0]
+        fits.append((qdot0, contact_jac, jac, float(mode.qdot0[0]) * side >= 0))
+    consistent = [fit for fit in fits if fit[3]] or fits[:1]  # neither: the mode at rest, either side's J
+    best = None
+    for qdot0, contact_jac, jac, _ in consistent:
+        if k > 1:
+            left = target.reshape(-1) - contact_jac[:, :1] @ qdot0[:1]
+            qdot0[1:] = initial_velocity(contact_jac[:, 1:], left.reshape(-1, 3),
+                                         mass_matrix(jac[:, 1:], kmap.masses)).qdot0
+        residual = (contact_jac @ qdot0).reshape(-1, 3) - target
+        norm = float(torch.linalg.vector_norm(residual))
+        speed = float(torch.linalg.vector_norm(target))
+        fit = VelocityFit(qdot0, residual, norm, norm / speed if speed > 0 else 0.0)
+        best = fit if best is None or fit.relative < best.relative else best
+    return best
 
 
 def fit_initial_positions(kmap: KinematicMap, contacts: Contacts, targets: torch.Tensor,

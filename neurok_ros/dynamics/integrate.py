@@ -23,7 +23,6 @@ from neurok_ros.dynamics.kinematic_map import positions_and_velocities, resolved
 from neurok_ros.dynamics.lagrangian import LagrangianSystem, pack_state, state_derivative, unpack_state
 from neurok_ros.dynamics.polynomial_rhs import numpy_state_derivative
 from neurok_ros.dynamics.potentials import potential_energy
-from neurok_ros.dynamics.root_polynomial_map import RootPolynomialMap
 
 FIXED_STEP = ("rk4", "euler", "midpoint", "explicit_adams", "implicit_adams")
 
@@ -122,8 +121,8 @@ def simulate(system: LagrangianSystem, q0: torch.Tensor, qdot0: torch.Tensor, t_
     started = time.perf_counter()
     fast = numpy_state_derivative(system)
     dtype, device = q0.dtype, q0.device
-    # a one-coordinate root map is not smooth across q = 0: dp45 lands on it (dormand_prince.py)
-    kink = 0 if isinstance(system.kmap.analytic, RootPolynomialMap) else None
+    # a root map is not smooth across q_0 = 0: dp45 lands on it (dormand_prince.py)
+    kink = getattr(system.kmap.analytic, "kink", None)
     # a diverging solve (e.g. a locating solve on a first, coarse surrogate) ends in inf / NaN states,
     # which the caller checks; NumPy would warn on every step on the way
     with torch.no_grad(), np.errstate(over="ignore", invalid="ignore"):

@@ -15,7 +15,7 @@ import torch
 from neurok_ros.dynamics.external_forces import external_generalised_force
 from neurok_ros.dynamics.kinematic_map import KinematicMap, expand
 from neurok_ros.dynamics.mass_matrix import mass_matrix, regularise
-from neurok_ros.dynamics.potentials import Potentials, barrier_gradient, point_gradient
+from neurok_ros.dynamics.potentials import Potentials, coordinate_gradient, point_gradient
 
 
 @dataclass
@@ -57,9 +57,9 @@ def accelerations(system: LagrangianSystem, t, q: torch.Tensor, qdot: torch.Tens
     x, jac, xddot = expand(kmap, q, qdot)
     m = mass_matrix(jac, kmap.masses)
     m_qdot = m @ qdot
-    # curvature and potential forces pulled back together: J^T (m d2x[qdot, qdot] + dV/dx) + dV_barrier/dq
+    # curvature and potential forces pulled back together: J^T (m d2x[qdot, qdot] + dV/dx) + dV_q/dq
     point_terms = kmap.masses[:, None] * xddot + point_gradient(system.potentials, x, kmap.masses)
-    rhs = -(jac.T @ point_terms.reshape(-1)) - barrier_gradient(system.potentials, q)
+    rhs = -(jac.T @ point_terms.reshape(-1)) - coordinate_gradient(system.potentials, q)
     if system.damping:
         rhs = rhs - system.damping * m_qdot
     external = torch.zeros_like(qdot)

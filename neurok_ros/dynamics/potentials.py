@@ -12,6 +12,8 @@ the right-hand side already has, so no extra pass through the map is needed.
             when absent) and d (k,) the latent offset of q = 0 from the prior mean (zero when absent:
             z = mu + A q; a learned instance has z = z_rest + A q, so d = z_rest - mu), k_p in J per
             unit z^2. dV/dq = k_p A^T (d + A q).
+- coordinates: V = 1/2 q^T K q, K (k_q, k_q) J per unit q^2 (the deformation coordinates' own
+            elastic energy: dynamics/root_plus_linear_map.py). dV/dq = K q.
 """
 from dataclasses import dataclass
 from typing import Optional, Sequence
@@ -23,7 +25,7 @@ import torch
 class Potentials:
     """Parameters of V. gravity (3,) m/s^2; stiffness k_s 1/s^2 with rest positions (n, 3) metres;
     barrier k_p with basis (k, k_q) or None for the identity, and latent_offset d (k,) = z(q=0) - mu
-    or None for zero."""
+    or None for zero; coordinate_stiffness K (k_q, k_q) J per unit q^2 or None."""
 
     gravity: Sequence[float] = (0.0, 0.0, 0.0)
     stiffness: float = 0.0
@@ -33,6 +35,7 @@ class Potentials:
     barrier: float = 0.0
     basis: Optional[torch.Tensor] = None
     latent_offset: Optional[torch.Tensor] = None
+    coordinate_stiffness: Optional[torch.Tensor] = None
 
     def __post_init__(self):
         self.gravity = tuple(float(g) for g in self.gravity)
@@ -83,6 +86,9 @@ def potential_energy(potentials: Potentials, x: torch.Tensor, q: torch.Tensor,
     if potentials.barrier:
         z = _latent_offset(potentials, q)
         v = v + 0.5 * potentials.barrier * (z * z).sum(-1)
+    if potentials.coordinate_stiffness is not None:
+        k = potentials.coordinate_stiffness.to(q.dtype).to(q.device)
+        v = v + 0.5 * torch.einsum("...i,ij,...j->...", q, k, q)
     return v
 
 
@@ -97,15 +103,19 @@ def point_gradient(potentials: Potentials, x: torch.Tensor, masses: torch.Tensor
     return gradient
 
 
-def barrier_gradient(potentials: Potentials, q: torch.Tensor) -> torch.Tensor | float:
-    """dV_barrier/dq (k_q,), or 0.0 without a barrier."""
-    if not potentials.barrier:
-        return 0.0
-    z = _latent_offset(potentials, q)
-    return potentials.barrier * (z if potentials.basis is None else potentials.basis.T @ z)
+def coordinate_gradient(potentials: Potentials, q: torch.Tensor) -> torch.Tensor | float:
+    """dV/dq (k_q,) of the terms written in q (the barrier and the coordinates' stiffness), or 0.0
+    without them."""
+    gradient = 0.0
+    if potentials.barrier:
+        z = _latent_offset(potentials, q)
+        gradient = potentials.barrier * (z if potentials.basis is None else potentials.basis.T @ z)
+    if potentials.coordinate_stiffness is not None:
+        gradient = gradient + potentials.coordinate_stiffness.to(q.dtype).to(q.device) @ q
+    return gradient
 
 
 def potential_gradient(potentials: Potentials, x: torch.Tensor, jacobian: torch.Tensor, q: torch.Tensor,
                        masses: torch.Tensor) -> torch.Tensor:
     """dV/dq (k_q,), joules per unit q. x: (n, 3); jacobian: (3n, k_q); q: (k_q,); masses: (n,)."""
-    return jacobian.T @ point_gradient(potentials, x, masses).reshape(-1) + barrier_gradient(potentials, q)
+    return jacobian.T @ point_gradient(potentials, x, masses).reshape(-1) + coordinate_gradient(potentials, q)

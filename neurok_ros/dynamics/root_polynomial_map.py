@@ -47,6 +47,7 @@ class RootPolynomialMap:
     even_only: bool = False
 
     num_coords = 1
+    kink = 0  # the coordinate across whose zero the map is not smooth (dormand_prince lands on it)
 
     @property
     def degree(self) -> int:

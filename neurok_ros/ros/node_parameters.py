@@ -88,6 +88,9 @@ SPECS = (
                   "(fast) or the decoder itself", constraints=_one_of(DYNAMICS_MAPS)),
     ParameterSpec("chart", "string", "simulated coordinates: the active subspace, or the power chart through "
                   "the posterior bank's motions (with coordinates 1)", constraints=_one_of(CHARTS)),
+    ParameterSpec("deformation_coordinates", "integer", "with chart bank and coordinates 1: stiff deformation "
+                  "coordinates beside the mode, taking up what it cannot follow of a contact velocity", 0, 16),
+    ParameterSpec("deformation_stiffness", "double", "k_e of the deformation coordinates, 1/s^2", 0.0, 1.0e9),
     ParameterSpec("surrogate_degree", "integer", "degree of the polynomial map", 1, 8),
     ParameterSpec("surrogate_radius", "double", "radius of the polynomial's first samples, latent units",
                   1.0e-3, 1.0e3),
@@ -108,7 +111,8 @@ SPECS = (
 SPEC_BY_NAME = {spec.name: spec for spec in SPECS}
 SIMULATION_PARAMETERS = ("duration", "fps", "gravity", "stiffness", "pin_stiffness", "damping", "mass", "barrier", "contact_tolerance",
                          "drag_stiffness", "drag_damping", "simulation_points", "coordinates",
-                         "method", "step_size", "derivatives", "dynamics_map", "chart", "surrogate_degree",
+                         "method", "step_size", "derivatives", "dynamics_map", "chart", "deformation_coordinates",
+                         "deformation_stiffness", "surrogate_degree",
                          "surrogate_radius", "surrogate_refinements", "output_points")
 _CHOICES = {"method": METHODS, "derivatives": DERIVATIVES, "dynamics_map": DYNAMICS_MAPS, "chart": CHARTS}
 

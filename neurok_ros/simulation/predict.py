@@ -28,16 +28,19 @@ from neurok_ros.dynamics.contacts import at_points, contact_positions
 from neurok_ros.dynamics.external_forces import PushForce, drag_from_conditions
 from neurok_ros.dynamics.initial_conditions import contact_initial_velocity, one_sided_initial_velocity
 from neurok_ros.dynamics.integrate import FIXED_STEP, Trajectory, simulate
-from neurok_ros.dynamics.kinematic_map import KinematicMap, positions_and_velocities
+from neurok_ros.dynamics.kinematic_map import KinematicMap, jacobian, positions_and_velocities
 from neurok_ros.dynamics.lagrangian import LagrangianSystem
 from neurok_ros.dynamics.potentials import potential_energy
+from neurok_ros.dynamics.root_plus_linear_map import RootPlusLinearMap, deformation_stiffness, \
+    root_plus_linear_kinematic_map, without_mode
 from neurok_ros.dynamics.root_polynomial_map import rescale_negative, root_kinematic_map, side_speeds
 from neurok_ros.errors import NeurokInputError
 from neurok_ros.geometry.rigid_alignment import apply_rigid
 from neurok_ros.simulation.dense_output import interpolate_states
+from neurok_ros.geometry.vertex_driving import build_vertex_driver, drive_vertices_displacement
 from neurok_ros.simulation.learned_map import LearnedMap, learned_kinematic_map
-from neurok_ros.simulation.output_decoding import decode_frames
-from neurok_ros.simulation.settings import SimulationSettings, default_settings
+from neurok_ros.simulation.output_decoding import DRIVER_NEIGHBOURS, decode_frames
+from neurok_ros.simulation.settings import SimulationSettings, default_settings, resolved_chart
 from neurok_ros.simulation.snapping import nearest_sample_distance, snap_to_surface, surface_index
 from neurok_ros.simulation.surface_index import SurfaceIndex
 from neurok_ros.simulation.surrogate import SOLVER_DEVICE, Surrogate, fit_surrogate, frame_error, refine_surrogate
@@ -201,22 +204,42 @@ def pin_selector(settings: SimulationSettings, faces, pinned_vertices=None):
 
 
 def matched_sides(surrogate: Surrogate, learned: LearnedMap) -> Surrogate:
-    """A one-mode bank chart's surrogate and chart with both sides of q = 0 starting at the same speed.
+    """A one-mode bank chart's surrogate and chart with both sides of q_0 = 0 starting at the same speed.
 
     The mass matrix M(q) = |J(q)|_M^2 then has no jump at q = 0. With a jump, the exact motion
     would keep M qdot^2 across it (the jump's 1/2 M' qdot^2 is an impulse), but the integrator steps
     over it and keeps qdot: every crossing then changes the energy by the jump's ratio (the example
     laptop, pushed into an oscillation through q = 0, gained and lost 80% at each crossing). The
     negative side is retimed, in the chart (learned.retime_negative_side) and in the surrogate alike,
-    so the two stay the same map."""
-    plus, minus = side_speeds(surrogate.pmap, surrogate.kmap.masses)
+    so the two stay the same map. Deformation coordinates (a RootPlusLinearMap) are left as they are."""
+    combined = isinstance(surrogate.pmap, RootPlusLinearMap)
+    root = surrogate.pmap.root if combined else surrogate.pmap
+    plus, minus = side_speeds(root, surrogate.kmap.masses)
     if not (plus > 0 and minus > 0):
         return surrogate  # a side that does not move (a joint limit) is never crossed into
     factor = min(max(plus / minus, 1.0 / MAX_RETIME), MAX_RETIME)
     learned.retime_negative_side(factor)
-    rmap = rescale_negative(surrogate.pmap, factor)
-    q = torch.where(surrogate.q < 0, surrogate.q / factor, surrogate.q)
-    return Surrogate(root_kinematic_map(rmap, surrogate.kmap.masses), rmap, q, surrogate.x, surrogate.seconds)
+    root = rescale_negative(root, factor)
+    q = surrogate.q.clone()
+    q[:, 0] = torch.where(q[:, 0] < 0, q[:, 0] / factor, q[:, 0])
+    if combined:
+        pmap = RootPlusLinearMap(root, surrogate.pmap.linear)
+        return Surrogate(root_plus_linear_kinematic_map(pmap, surrogate.kmap.masses), pmap, q, surrogate.x,
+                         surrogate.seconds)
+    return Surrogate(root_kinematic_map(root, surrogate.kmap.masses), root, q, surrogate.x, surrogate.seconds)
+
+
+def kinked_surrogate(surrogate: Surrogate, learned: LearnedMap) -> Surrogate:
+    """A one-mode bank chart's freshly fitted surrogate made ready to solve: its sides matched
+    (matched_sides) and its deformation coordinates, if any, M-orthogonal to the mode
+    (root_plus_linear_map.without_mode), in the learned map too, so that both stay one map."""
+    surrogate = matched_sides(surrogate, learned)
+    if not isinstance(surrogate.pmap, RootPlusLinearMap):
+        return surrogate
+    pmap = without_mode(surrogate.pmap, surrogate.kmap.masses)
+    learned.use_deformation(pmap.linear.to(learned.deformation_field))
+    return Surrogate(root_plus_linear_kinematic_map(pmap, surrogate.kmap.masses), pmap, surrogate.q, surrogate.x,
+                     surrogate.seconds)
 
 
 def predict_motion(instance, conditions: Optional[ContactConditions] = None,
@@ -235,10 +258,11 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
         raise NeurokInputError(f"pinned_vertices must have shape ({len(instance.vertices)},), got "
                                f"{np.asarray(pinned_vertices).shape}")
     bindings = bind_actions(instance.vertices, instance.faces, conditions, settings, surface_index(instance))
-    learned = learned_kinematic_map(instance, settings.simulation_points, settings.mass, settings.coordinates,
+    chart, coordinates = resolved_chart(settings, instance.motion_offsets is not None)
+    learned = learned_kinematic_map(instance, settings.simulation_points, settings.mass, coordinates,
                                     settings.inertia_ratio, "fd", settings.seed, dtype, bindings.surface,
-                                    pin_selector(settings, instance.faces, pinned_vertices), settings.chart,
-                                    action_drive(settings, conditions, bindings))
+                                    pin_selector(settings, instance.faces, pinned_vertices), chart,
+                                    action_drive(settings, conditions, bindings), settings.deformation_coordinates)
     kmap = learned.kmap
     device = kmap.masses.device
     contacts = (at_points([learned.num_samples + i for i in bindings.contact_index])
@@ -248,17 +272,18 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
     solver = SOLVER_DEVICE if settings.dynamics_map == "polynomial" else device
     forces = _forces(learned, settings, conditions, bindings, contacts, dtype, solver)
 
-    # the bank chart's one mode has a kink at q = 0: its surrogate is the root form, and its contact velocity
+    # the bank chart's one mode has a kink at q_0 = 0: its surrogate is the root form, and its contact velocity
     # is fitted, one side at a time, on that map (a difference across the kink would average the two sides)
-    one_sided = settings.dynamics_map == "polynomial" and learned.chart == "bank" and kmap.num_coords == 1
-    # a contact velocity is fitted to the map's slope at q = 0: there the root form's slope is set by the
-    # decoder's noise near the rest latent (x ~ t), the even form's by the motion beyond it
+    one_sided = settings.dynamics_map == "polynomial" and learned.kinked
+    # a contact velocity is fitted to the map's slope at q = 0, and a push starts the motion through it:
+    # there the root form's slope is set by the decoder's noise near the rest latent (x ~ t), the even
+    # form's by the motion beyond it
     moving = starts_moving(conditions, bindings)
     surrogate = (fit_surrogate(kmap, settings.surrogate_degree, settings.surrogate_radius, settings.seed,
-                               root=one_sided, even=one_sided and moving)
+                               root=one_sided, even=one_sided and (moving or bool(bindings.push_index)))
                  if settings.dynamics_map == "polynomial" else None)
     if one_sided:
-        surrogate = matched_sides(surrogate, learned)
+        surrogate = kinked_surrogate(surrogate, learned)
     velocity_map = surrogate.kmap if one_sided else kmap
     q0 = torch.zeros(kmap.num_coords, dtype=dtype, device=velocity_map.masses.device)
     qdot0 = torch.zeros_like(q0)
@@ -281,9 +306,14 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
             rest = solver_map.positions(torch.zeros_like(q0)).to(solver)
         potentials = learned.potentials(settings.gravity, settings.stiffness, settings.barrier, rest,
                                         settings.pin_stiffness)
+        if learned.num_deformation:  # the deformation coordinates' own elastic energy (root_plus_linear_map.py)
+            _, jac = jacobian(solver_map, torch.zeros_like(q0))
+            potentials.coordinate_stiffness = deformation_stiffness(jac[:, 1:], solver_map.masses,
+                                                                    settings.deformation_stiffness)
         system = LagrangianSystem(solver_map, potentials, damping=settings.damping, forces=forces)
         if locating:  # only shows the refit where to sample: rk4, omega h <= 1 for the elastic spring
-            spring = settings.stiffness + potentials.pin_stiffness  # 0 without pinned points
+            spring = (settings.stiffness + potentials.pin_stiffness  # 0 without pinned points
+                      + (settings.deformation_stiffness if learned.num_deformation else 0.0))
             step = min(LOCATING_STEP, 1.0 / math.sqrt(spring)) if spring else LOCATING_STEP
             return system, simulate(system, q0, qdot0, node_times, method="rk4", step_size=step)
         try:
@@ -300,7 +330,7 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
         for round_ in range(rounds):
             surrogate = refine_surrogate(kmap, surrogate, trajectory.q, seed=settings.seed + 1 + round_)
             if one_sided:
-                surrogate = matched_sides(surrogate, learned)
+                surrogate = kinked_surrogate(surrogate, learned)
             system, trajectory = solve(surrogate.kmap, locating=round_ + 1 < rounds)
     else:
         system, trajectory = solve(kmap)
@@ -334,12 +364,13 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
     q_instance = learned.instance_coordinates(q_f)
     with torch.no_grad():
         latents = learned.latents(q_f.to(device))
-    vertices, mode = decode_frames(instance, latents, settings.output_points, settings.seed)
-    if learned.held_alignment is not None:  # the frames in the held part's frame, as the map's points are
-        with torch.no_grad():
-            rotation, translation = learned.held_alignment(latents)
-        vertices = apply_rigid(rotation.cpu(), translation.cpu(), torch.as_tensor(vertices, dtype=torch.float64))
-        vertices = vertices.numpy().astype(np.float32)
+    vertices, mode = _output_frames(instance, learned, latents, settings)
+    if learned.num_deformation:  # the deformation coordinates' displacement, from the simulation points
+        driver = build_vertex_driver(np.asarray(instance.vertices, dtype=np.float64),
+                                     learned.rest_positions.cpu().numpy(), DRIVER_NEIGHBOURS)
+        shift = torch.einsum("tr,rnd->tnd", q_f[:, 1:].cpu(), learned.deformation_field.cpu())
+        vertices = vertices + drive_vertices_displacement(driver, np.zeros_like(instance.vertices),
+                                                          shift.numpy()).astype(np.float32)
     decoded = time.perf_counter()
     seconds = {"encode": instance.seconds, "simulate": simulated - started, "decode": decoded - simulated}
     summary = _summary(instance, learned, settings, trajectory, energy, residual, velocity_fit, bindings, derivatives,
@@ -348,6 +379,19 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
                       q=q_instance.cpu().numpy(), energy=energy, work=np.asarray(work),
                       dissipated=np.asarray(dissipated), points=x_f.float().cpu().numpy(),
                       trajectory=trajectory, summary=summary)
+
+
+def _output_frames(instance, learned: LearnedMap, latents: torch.Tensor, settings: SimulationSettings
+                   ) -> tuple[np.ndarray, str]:
+    """decode_frames for latents (T, k), then, with held points, moved into the held part's frame as
+    the map's points are: (T, n, 3) float32, mesh frame, and the decoding mode."""
+    vertices, mode = decode_frames(instance, latents, settings.output_points, settings.seed)
+    if learned.held_alignment is not None:
+        with torch.no_grad():
+            rotation, translation = learned.held_alignment(latents)
+        vertices = apply_rigid(rotation.cpu(), translation.cpu(), torch.as_tensor(vertices, dtype=torch.float64))
+        vertices = vertices.numpy().astype(np.float32)
+    return vertices, mode
 
 
 def _contact_velocity_residual(kmap, contacts, conditions, q0, qdot0) -> Optional[dict]:
@@ -391,6 +435,7 @@ def _summary(instance, learned, settings, trajectory, energy, residual, velocity
         "push_surface_distance_m": bindings.distance[contact_count:].tolist() if bindings.push_index else None,
         "k_q": instance.k_q,
         "simulated_coordinates": learned.num_coords, "chart": learned.chart,
+        "deformation_coordinates": learned.num_deformation,
         "simulation_points": samples,
         "pinned_points": int(learned.pinned[:samples].sum()) if learned.pinned is not None else 0,
         "dynamics_map": settings.dynamics_map,

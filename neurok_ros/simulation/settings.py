@@ -18,7 +18,8 @@ from neurok_ros.errors import ActionError, NeurokInputError
 METHODS = ("dp45", "rk4", "dopri5", "euler", "midpoint", "bosh3", "adaptive_heun", "fehlberg2", "dopri8")
 DERIVATIVES = ("auto", "fd", "ad")
 DYNAMICS_MAPS = ("polynomial", "decoder")
-CHARTS = ("subspace", "bank")
+CHARTS = ("auto", "subspace", "bank")
+AUTO_BANK_MODES = 1  # modes of the bank chart that chart "auto" picks
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,9 @@ class SimulationSettings:
     simulation_points; coordinates (max simulated directions); inertia_ratio; method (torchdiffeq);
     step_size s; rtol / atol (adaptive methods); derivatives "auto" | "fd" | "ad"; dynamics_map
     "polynomial" | "decoder" (what the solver differentiates: simulation/surrogate.py); chart
-    "subspace" | "bank" (the simulated coordinates: simulation/learned_map.py, bank_chart.py);
+    "auto" | "subspace" | "bank" (the simulated coordinates: simulation/learned_map.py, bank_chart.py;
+    resolved_chart);
+    deformation_coordinates (beside a one-mode bank chart) and their deformation_stiffness k_e 1/s^2;
     surrogate_degree, surrogate_radius (latent units), surrogate_refinements; output_points;
     seed; pushes: PushSpec tuple."""
 
@@ -97,6 +100,8 @@ class SimulationSettings:
     derivatives: str
     dynamics_map: str
     chart: str
+    deformation_coordinates: int
+    deformation_stiffness: float
     surrogate_degree: int
     surrogate_radius: float
     surrogate_refinements: int
@@ -132,7 +137,7 @@ class SimulationSettings:
                      "surrogate_radius"):
             positive(name)
         for name in ("stiffness", "pin_stiffness", "damping", "barrier", "drag_stiffness", "drag_damping",
-                     "inertia_ratio"):
+                     "inertia_ratio", "deformation_stiffness"):
             non_negative(name)
         if len(self.gravity) != 3 or not all(math.isfinite(float(g)) for g in self.gravity):
             raise ActionError(f"gravity must be 3 finite numbers (m/s^2), got {list(self.gravity)}")
@@ -144,6 +149,9 @@ class SimulationSettings:
             raise NeurokInputError(f"output_points must be at least 4, got {self.output_points}")
         if self.coordinates is not None and self.coordinates < 1:
             raise NeurokInputError(f"coordinates must be at least 1 (or null for all), got {self.coordinates}")
+        if not 0 <= self.deformation_coordinates <= 16:
+            raise NeurokInputError(f"deformation_coordinates must be between 0 and 16, got "
+                                   f"{self.deformation_coordinates}")
         if self.method not in METHODS:
             raise NeurokInputError(f"method must be one of {METHODS}, got {self.method!r}")
         if self.derivatives not in DERIVATIVES:
@@ -169,17 +177,31 @@ class SimulationSettings:
 FIELDS = {f.name for f in dataclasses.fields(SimulationSettings)}
 
 
+def resolved_chart(settings: SimulationSettings, has_bank: bool) -> tuple[str, Optional[int]]:
+    """(chart, coordinates) that a simulation uses. "auto" is the bank chart with AUTO_BANK_MODES mode
+    (and the deformation coordinates) when the checkpoint has a posterior bank (has_bank) and no prior
+    barrier is asked for (the barrier is written in the subspace's coordinates), else the subspace
+    chart with `coordinates`; "subspace" and "bank" are themselves, with `coordinates`."""
+    if settings.chart != "auto":
+        return settings.chart, settings.coordinates
+    if has_bank and settings.barrier == 0:
+        return "bank", AUTO_BANK_MODES
+    return "subspace", settings.coordinates
+
+
 def _coerce(data: dict) -> dict:
     out = dict(data)
     if "gravity" in out:
         out["gravity"] = tuple(float(g) for g in out["gravity"])
-    for name in ("simulation_points", "output_points", "seed", "surrogate_degree", "surrogate_refinements"):
+    for name in ("simulation_points", "output_points", "seed", "surrogate_degree", "surrogate_refinements",
+                 "deformation_coordinates"):
         if name in out:
             out[name] = int(out[name])
     if out.get("coordinates") is not None:
         out["coordinates"] = int(out["coordinates"])
     for name in ("duration", "fps", "stiffness", "pin_stiffness", "damping", "mass", "barrier", "contact_tolerance",
-                 "drag_stiffness", "drag_damping", "inertia_ratio", "step_size", "rtol", "atol", "surrogate_radius"):
+                 "drag_stiffness", "drag_damping", "inertia_ratio", "step_size", "rtol", "atol", "surrogate_radius",
+                 "deformation_stiffness"):
         if name in out:
             out[name] = float(out[name])
     if "pushes" in out:

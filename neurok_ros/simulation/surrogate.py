@@ -20,7 +20,8 @@ by a polynomial of degree `degree` (PolynomialMap):
 With the bank chart and one mode, the map is instead a polynomial in sqrt(|q|) on each side of q = 0
 (RootPolynomialMap: the chart is x ~ x_0 + a s + b s^(1 + 1/p) on each side), fitted to a grid
 uniform in sqrt(|q|) from ROOT_NEAREST times `radius` out to `radius`; a refinement refits the grid
-out past the solver's farthest state. `even` keeps only the integer powers of |q|: the map's slope
+out past the solver's farthest state. The chart's deformation coordinates, if any, enter linearly
+(RootPlusLinearMap: their Jacobian at q = 0, the displacement they make per unit q). `even` keeps only the integer powers of |q|: the map's slope
 at q = 0 is then the trend of the motion beyond ROOT_NEAREST, where with the odd powers it is left
 to the fit's balance of w^2 against w^3 (a contact velocity fitted there turned a door the wrong
 way; docs/physics.md).
@@ -37,9 +38,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from neurok_ros.dynamics.kinematic_map import KinematicMap, batch_positions
+from neurok_ros.dynamics.kinematic_map import KinematicMap, batch_positions, jacobian
 from neurok_ros.dynamics.polynomial_map import PolynomialMap, fit_polynomial_map, monomial_exponents, \
     polynomial_kinematic_map
+from neurok_ros.dynamics.root_plus_linear_map import RootPlusLinearMap, root_plus_linear_kinematic_map
 from neurok_ros.dynamics.root_polynomial_map import RootPolynomialMap, fit_root_polynomial_map, root_kinematic_map
 
 DECODE_BATCH = 256  # latents per decoder call while sampling
@@ -59,7 +61,7 @@ class Surrogate:
     time spent decoding and fitting."""
 
     kmap: KinematicMap
-    pmap: PolynomialMap | RootPolynomialMap
+    pmap: PolynomialMap | RootPolynomialMap | RootPlusLinearMap
     q: torch.Tensor
     x: torch.Tensor
     seconds: float
@@ -88,27 +90,33 @@ def _fit(decoder: KinematicMap, q: torch.Tensor, x: torch.Tensor, degree: int, r
 
 
 def _fit_root(decoder: KinematicMap, degree: int, radius: float, started: float, even: bool) -> Surrogate:
-    """The root form (module docstring): q = 0 and a grid uniform in w = sqrt(|q| / radius) on each
-    side; degree: the largest power of q (w^(2 degree)); even: integer powers of |q| only."""
+    """The root form (module docstring): q = 0 and a grid uniform in w = sqrt(|q_0| / radius) on each
+    side; degree: the largest power of q_0 (w^(2 degree)); even: integer powers of |q_0| only. A
+    decoder map with more coordinates (the bank chart's deformation coordinates) gets them as a
+    RootPlusLinearMap, linear: their Jacobian at q = 0 by central differences."""
     count = ROOT_SAMPLES * (2 * degree - 1)
     w = torch.linspace(ROOT_NEAREST ** 0.5, 1.0, count + 1, dtype=torch.float64)[1:]
     grid = torch.cat([torch.zeros(1, dtype=torch.float64), radius * w ** 2, -radius * w ** 2])
-    q = grid[:, None].to(decoder.dtype).to(decoder.masses.device)
+    q = torch.zeros(len(grid), decoder.num_coords, dtype=decoder.dtype, device=decoder.masses.device)
+    q[:, 0] = grid.to(q)
     x = decode_samples(decoder, q)
-    rmap = fit_root_polynomial_map(q, x, 2 * degree, radius, device=SOLVER_DEVICE, even_only=even)
-    return Surrogate(root_kinematic_map(rmap, decoder.masses.to(SOLVER_DEVICE)), rmap, q, x,
-                     time.perf_counter() - started)
+    rmap = fit_root_polynomial_map(q[:, :1], x, 2 * degree, radius, device=SOLVER_DEVICE, even_only=even)
+    masses = decoder.masses.to(SOLVER_DEVICE)
+    if decoder.num_coords == 1:
+        return Surrogate(root_kinematic_map(rmap, masses), rmap, q, x, time.perf_counter() - started)
+    with torch.no_grad():
+        _, jac = jacobian(decoder, q[0])
+    hmap = RootPlusLinearMap(rmap, jac[:, 1:].to(SOLVER_DEVICE, torch.float64))
+    return Surrogate(root_plus_linear_kinematic_map(hmap, masses), hmap, q, x, time.perf_counter() - started)
 
 
 def fit_surrogate(decoder: KinematicMap, degree: int, radius: float, seed: int = 0,
                   oversampling: float = 1.5, root: bool = False, even: bool = False) -> Surrogate:
     """Fit the polynomial to q = 0 and oversampling * P samples in the ball of `radius`; root: the
-    root form of a one-mode bank chart instead, with only integer powers of |q| when `even`
-    (module docstring)."""
+    root form of a one-mode bank chart instead (in q_0, the others linear), with only integer powers
+    of |q_0| when `even` (module docstring)."""
     started = time.perf_counter()
     if root:
-        if decoder.num_coords != 1:
-            raise ValueError(f"the root form has one coordinate, the map has {decoder.num_coords}")
         return _fit_root(decoder, degree, radius, started, even)
     k = decoder.num_coords
     count = int(np.ceil(oversampling * len(monomial_exponents(k, degree))))
@@ -127,8 +135,8 @@ def refine_surrogate(decoder: KinematicMap, surrogate: Surrogate, states: torch.
     # a locating solve that blew up leaves far or non-finite states: they are no region to sample
     keep = torch.isfinite(states).all(1) & (torch.linalg.vector_norm(states, dim=1) <= FARTHEST * surrogate.pmap.scale)
     states = states[keep]
-    if isinstance(surrogate.pmap, RootPolynomialMap):
-        farthest = float(states.abs().max()) if len(states) else 0.0
+    if isinstance(surrogate.pmap, (RootPolynomialMap, RootPlusLinearMap)):
+        farthest = float(states[:, 0].abs().max()) if len(states) else 0.0
         return _fit_root(decoder, surrogate.pmap.degree // 2, max(surrogate.pmap.scale, ROOT_MARGIN * farthest),
                          started, surrogate.pmap.even_only)
     noise = torch.as_tensor(rng.normal(scale=spread, size=(len(states), per_state, states.shape[1])),
@@ -140,7 +148,7 @@ def refine_surrogate(decoder: KinematicMap, surrogate: Surrogate, states: torch.
     return _fit(decoder, q, x, surrogate.pmap.degree, radius, started)
 
 
-def frame_error(decoder: KinematicMap, pmap: PolynomialMap | RootPolynomialMap, q: torch.Tensor, points: int) -> dict:
+def frame_error(decoder: KinematicMap, pmap: PolynomialMap | RootPolynomialMap | RootPlusLinearMap, q: torch.Tensor, points: int) -> dict:
     """The polynomial against the decoder at states q (T, k), over the first `points` (mass-carrying)
     points: RMS and max distance, metres."""
     exact = decode_samples(decoder, q.to(decoder.masses.device))[:, :points].cpu()

@@ -262,7 +262,9 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
     learned = learned_kinematic_map(instance, settings.simulation_points, settings.mass, coordinates,
                                     settings.inertia_ratio, "fd", settings.seed, dtype, bindings.surface,
                                     pin_selector(settings, instance.faces, pinned_vertices), chart,
-                                    action_drive(settings, conditions, bindings), settings.deformation_coordinates)
+                                    action_drive(settings, conditions, bindings),
+                                    # only the root surrogate handles the kink beside them (decoder differences would not)
+                                    settings.deformation_coordinates if settings.dynamics_map == "polynomial" else 0)
     kmap = learned.kmap
     device = kmap.masses.device
     contacts = (at_points([learned.num_samples + i for i in bindings.contact_index])
@@ -302,22 +304,27 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
     q0, qdot0 = q0.to(solver), qdot0.to(solver)
 
     def solve(solver_map: KinematicMap, locating: bool = False) -> tuple:
+        start, rate = q0, qdot0
+        if learned.num_deformation and locating:
+            # a refit needs only where the mode goes, and the deformation coordinates share no kinetic
+            # energy with it (without_mode): the locating solve leaves them and their 100 rad/s out
+            solver_map = root_kinematic_map(solver_map.analytic.root, solver_map.masses)
+            start, rate = q0[:1], qdot0[:1]
         with torch.no_grad():
-            rest = solver_map.positions(torch.zeros_like(q0)).to(solver)
+            rest = solver_map.positions(torch.zeros_like(start)).to(solver)
         potentials = learned.potentials(settings.gravity, settings.stiffness, settings.barrier, rest,
                                         settings.pin_stiffness)
-        if learned.num_deformation:  # the deformation coordinates' own elastic energy (root_plus_linear_map.py)
-            _, jac = jacobian(solver_map, torch.zeros_like(q0))
+        if solver_map.num_coords > 1 and learned.num_deformation:  # their own elastic energy (root_plus_linear_map.py)
+            _, jac = jacobian(solver_map, torch.zeros_like(start))
             potentials.coordinate_stiffness = deformation_stiffness(jac[:, 1:], solver_map.masses,
                                                                     settings.deformation_stiffness)
         system = LagrangianSystem(solver_map, potentials, damping=settings.damping, forces=forces)
         if locating:  # only shows the refit where to sample: rk4, omega h <= 1 for the elastic spring
-            spring = (settings.stiffness + potentials.pin_stiffness  # 0 without pinned points
-                      + (settings.deformation_stiffness if learned.num_deformation else 0.0))
+            spring = settings.stiffness + potentials.pin_stiffness  # 0 without pinned points
             step = min(LOCATING_STEP, 1.0 / math.sqrt(spring)) if spring else LOCATING_STEP
-            return system, simulate(system, q0, qdot0, node_times, method="rk4", step_size=step)
+            return system, simulate(system, start, rate, node_times, method="rk4", step_size=step)
         try:
-            return system, simulate(system, q0, qdot0, node_times, method=settings.method,
+            return system, simulate(system, start, rate, node_times, method=settings.method,
                                     step_size=settings.step_size, rtol=settings.rtol, atol=settings.atol)
         except RuntimeError as exc:  # the adaptive integrator gave up (step size underflow, too many steps)
             raise NeurokInputError(f"the integration failed: {exc}; try method rk4 with a step_size, "

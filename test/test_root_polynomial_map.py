@@ -11,7 +11,8 @@ from neurok_ros.dynamics.initial_conditions import one_sided_initial_velocity
 from neurok_ros.dynamics.integrate import simulate
 from neurok_ros.dynamics.lagrangian import LagrangianSystem
 from neurok_ros.dynamics.potentials import Potentials
-from neurok_ros.dynamics.root_polynomial_map import (fit_root_polynomial_map, rescale_negative, root_kinematic_map,
+from neurok_ros.dynamics.root_polynomial_map import (RootPolynomialMap, fit_root_polynomial_map, rescale_negative,
+                                                     root_kinematic_map,
                                                      side_speeds)
 
 REST = torch.tensor([[0.0, 0.1, 0.2], [0.3, -0.1, 0.0]], dtype=torch.float64)
@@ -100,3 +101,38 @@ def test_sides_retimed_to_one_speed_keep_the_energy_through_the_kink():
         assert int((np.diff(np.sign(trajectory.q[1:, 0].numpy())) != 0).sum()) >= 3  # it swings through q = 0
         drifts.append(float(np.ptp(energy) / energy[0]))
     assert drifts[0] > 0.5 and drifts[1] < 0.01
+
+
+def _cradle(tilt: float = 0.0) -> LagrangianSystem:
+    """One point of 1 kg lifted by |q| on both sides of the kink (x = (q, 0, |q|)), under gravity
+    tilted by `tilt` along x: a V-shaped well, both sides starting at the same speed."""
+    zero = torch.zeros(1, 3, dtype=torch.float64)
+    rmap = RootPolynomialMap(zero.reshape(-1), torch.tensor([[1.0, 0.0, 1.0]], dtype=torch.float64),
+                             torch.tensor([[-1.0, 0.0, 1.0]], dtype=torch.float64), 1.0, 1)
+    return LagrangianSystem(root_kinematic_map(rmap, torch.ones(1, dtype=torch.float64)),
+                            Potentials(gravity=(tilt, 0.0, -9.81)))
+
+
+def test_a_slow_coordinate_comes_to_rest_in_a_kink_that_cradles_it():
+    """A ball in a V-shaped well bounces through its bottom at a period that goes with its speed:
+    released 2e-4 above it, it keeps bouncing (18 ms between crossings) and keeps its energy; released
+    1e-8 above it, it would cross every 0.1 ms, so it comes to rest there, its last kinetic energy
+    booked as dissipated, and stays; released at the bottom it never moves. A sideways pull stronger
+    than gravity (along +x) takes it out again, to the right."""
+    times = np.linspace(0.0, 1.0, 11)
+    zero = torch.zeros(1, dtype=torch.float64)
+
+    def run(q0: float, tilt: float = 0.0):
+        return simulate(_cradle(tilt), torch.tensor([q0], dtype=torch.float64), zero, times, method="dp45",
+                        rtol=1e-6, atol=1e-12)
+
+    bouncing = run(2e-4)
+    assert float(bouncing.q.abs().max()) > 1e-4 and bouncing.energy_drift() < 1e-3
+    assert float(bouncing.dissipated[-1]) == 0.0
+    released = run(1e-8)
+    assert float(released.q[-1].abs()) == 0.0 and float(released.qdot[-1].abs()) == 0.0
+    assert released.rhs_evaluations < 2000 and float(released.dissipated[-1]) > 0.0
+    assert released.energy_drift() < 1e-3  # the rest is booked: T + V - W + D stays
+    still = run(0.0)
+    assert float(still.q.abs().max()) == 0.0 and still.rhs_evaluations < 200
+    assert float(run(0.0, tilt=25.0).q[-1]) > 0.1

@@ -1,7 +1,8 @@
 """`neurok simulate` cost on a 10k-vertex mesh: encode + simulate + decode, 2 s at 30 fps, a push on
 the lid, in the default chart (auto: the bank chart's one mode and its deformation coordinates) and
-in the subspace chart, there with the solver on the polynomial surrogate and on the decoder itself;
-and how far apart those two motions end up."""
+in the subspace chart, there with the solver on the polynomial surrogate and on the decoder itself
+(at rtol 1e-4, the tolerance that chart was tuned at: the decoder map takes 4x as long at the
+default 1e-5); and how far apart those two motions end up."""
 from __future__ import annotations
 
 import tempfile
@@ -32,10 +33,12 @@ def benchmark_simulation(repeats: int = 3) -> tuple[list[Measurement], str]:
     name = f"encode + simulate + decode, {len(V)} vertices, 2 s at 30 fps, push"
     rows = [measure(f"{name}, default (bank chart, one mode and 4 deformation coordinates)",
                     lambda: run("bank"), repeats=repeats),
-            measure(f"{name}, subspace chart (--chart subspace), polynomial map",
-                    lambda: run("polynomial", chart="subspace", dynamics_map="polynomial"), repeats=repeats),
-            measure(f"{name}, subspace chart, decoder map",
-                    lambda: run("decoder", chart="subspace", dynamics_map="decoder"), repeats=1, warmup=0)]
+            measure(f"{name}, subspace chart (--chart subspace), polynomial map, rtol 1e-4",
+                    lambda: run("polynomial", chart="subspace", dynamics_map="polynomial", rtol=1e-4),
+                    repeats=repeats),
+            measure(f"{name}, subspace chart, decoder map, rtol 1e-4",
+                    lambda: run("decoder", chart="subspace", dynamics_map="decoder", rtol=1e-4), repeats=1,
+                    warmup=0)]
     fast, exact = results["polynomial"], results["decoder"]
     samples = fast.summary["simulation_points"]
     gap = np.linalg.norm(fast.points[:, :samples] - exact.points[:, :samples], axis=-1)

@@ -20,8 +20,9 @@ changes direction there). A step that would carry it across zero is redone to en
 first where the dense output puts it, then by Newton steps on the component (its slope is the
 step's last stage), kept inside the bracket of step lengths that stay and that cross, until the
 component is within LANDED error tolerances of zero, on the near side. It is then set to exactly 0
-(f takes the side the velocity moves into) and the integration restarts: every step sees a smooth
-f, and a crossing costs about one tolerance (a ball in a V-shaped well: energy error 5e-5 over 10
+(f takes the side the velocity moves into; `snap` may change the state there, e.g. to rest on the
+kink: integrate.kink_rest) and the integration restarts: every step sees a smooth f, and a crossing
+costs about one tolerance (a ball in a V-shaped well: energy error 5e-5 over 10
 crossings at atol 1e-6, against 5e-2 when the steps go over the kink).
 """
 from __future__ import annotations
@@ -86,13 +87,16 @@ def _crossing(t0: float, h: float, y0, y1, f0, f1, component: int, side: float) 
     return high
 
 
-def dormand_prince(func: Callable[[float, np.ndarray], np.ndarray], y0, t, rtol: float = 1e-6, atol: float = 1e-8,
-                   max_steps: int = 1_000_000, kink: int | None = None) -> np.ndarray:
+def dormand_prince(func: Callable[[float, np.ndarray], np.ndarray], y0, t, rtol: float = 1e-6, atol=1e-8,
+                   max_steps: int = 1_000_000, kink: int | None = None,
+                   snap: Callable[[float, np.ndarray], np.ndarray] | None = None) -> np.ndarray:
     """Solve dy/dt = func(t, y) from y(t[0]) = y0 (d,); returns (T, d) float64 at the increasing
     times t (T,). func receives t as a Python float and y as a (d,) float64 array. kink: see the
-    module docstring.
+    module docstring; snap(t, y) -> y: the state a landing restarts from, given y with the kink
+    component set to 0 (None: that y).
 
-    Error control per step: RMS over components of err / (atol + rtol max(|y_n|, |y_n+1|)) <= 1.
+    Error control per step: RMS over components of err / (atol + rtol max(|y_n|, |y_n+1|)) <= 1;
+    atol: a number, or one per component (d,).
     Raises RuntimeError when the step size underflows or max_steps is exceeded (a stiff or
     diverging problem)."""
     times = [float(v) for v in np.asarray(t, dtype=np.float64).reshape(-1)]
@@ -102,6 +106,7 @@ def dormand_prince(func: Callable[[float, np.ndarray], np.ndarray], y0, t, rtol:
         tableau[i, :len(row)] = row
     error_weights = np.array([b5 - b4 for b5, b4 in zip(B5, B4)])
     out = np.empty((len(times), y.size))
+    kink_atol = None if kink is None else float(np.broadcast_to(np.asarray(atol, dtype=np.float64), y.shape)[kink])
     out[0] = y
     t_now = times[0]
     stages = np.empty((7, y.size))
@@ -127,7 +132,7 @@ def dormand_prince(func: Callable[[float, np.ndarray], np.ndarray], y0, t, rtol:
         if kink is not None:
             side = math.copysign(1.0, y[kink])
             crossed = y[kink] != 0 and side * y_new[kink] < 0  # a step that starts on the kink leaves it
-            near = LANDED * (atol + rtol * abs(y[kink]))
+            near = LANDED * (kink_atol + rtol * abs(y[kink]))
             if landing is None and ratio <= 1.0 and crossed:  # aim at the crossing of the dense output
                 landing = {"low": 0.0, "high": h, "q": y[kink], "slope": stages[0][kink], "tries": 0}
                 h = _crossing(t_now, h, y, y_new, stages[0], stages[6], kink, side) - t_now
@@ -157,6 +162,8 @@ def dormand_prince(func: Callable[[float, np.ndarray], np.ndarray], y0, t, rtol:
             if landing is not None:
                 y = y.copy()
                 y[kink] = 0.0  # on the kink (to LANDED of the tolerance): f takes the side the velocity moves into
+                if snap is not None:
+                    y = snap(t_now, y)
                 stages[0] = func(t_now, y)
                 landing = None
         factor = GROW_MAX if ratio == 0.0 else min(GROW_MAX, max(SHRINK_MIN, SAFETY * ratio ** -0.2))

@@ -4,8 +4,9 @@
         --out traj.npz --gif traj.gif --glb traj.glb --json
 
 traj.npz: vertices (T, n, 3) float32 in MESH's frame, units and vertex order; faces (m, 3); times
-(T,) s with T = round(duration * fps) + 1 (t = 0 included); q (T, k_q) the instance's
-coordinates; energy (T, 3) J: kinetic, potential, total. Defaults: config/simulation.yaml.
+(T,) s with T = round(duration * fps) + 1 (t = 0 included); q (T, k) the simulated coordinates
+(default chart: the bank mode, then the deformation coordinates; subspace chart: the instance's
+k_q coordinates); energy (T, 3) J: kinetic, potential, total. Defaults: config/simulation.yaml.
 """
 from __future__ import annotations
 

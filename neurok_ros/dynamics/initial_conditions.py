@@ -79,6 +79,12 @@ def initial_velocity(contact_jac: torch.Tensor, velocities: torch.Tensor, mass: 
     filt = s / (s * s + lam + torch.finfo(s.dtype).tiny)
     y = vh.T @ (filt * (u.T @ v))
     qdot0 = torch.linalg.solve_triangular(chol.T, y[:, None], upper=True)[:, 0]
+    return _velocity_fit(qdot0, contact_jac, v)
+
+
+def _velocity_fit(qdot0: torch.Tensor, contact_jac: torch.Tensor, velocities: torch.Tensor) -> VelocityFit:
+    """qdot0 (k_q,) with its residual against velocities (3C,) or (C, 3) m/s through contact_jac (3C, k_q)."""
+    v = velocities.reshape(-1).to(contact_jac.dtype)
     residual = (contact_jac @ qdot0 - v).reshape(-1, 3)
     norm = float(torch.linalg.vector_norm(residual))
     speed = float(torch.linalg.vector_norm(v))
@@ -108,30 +114,22 @@ def one_sided_initial_velocity(kmap: KinematicMap, contacts: Contacts, velocitie
     k = kmap.num_coords
     q0 = torch.zeros(k, dtype=velocities.dtype, device=velocities.device)
     target = velocities.reshape(-1, 3)
-    fits = []
+    fits = []  # (the mode moves into this side, the fit), per side
     for side in (1.0, -1.0):
         direction = torch.zeros_like(q0)
         direction[0] = side
         _, jac, _ = kmap.analytic.expand(q0, direction)
         contact_jac = contact_jacobian(contacts, jac)
         mode = initial_velocity(contact_jac[:, :1], target, mass_matrix(jac[:, :1], kmap.masses))
+        moves = float(mode.qdot0[0]) * side >= 0
         qdot0 = torch.zeros_like(q0)
-        if float(mode.qdot0[0]) * side >= 0:
-            qdot0[0] = mode.qdot0[0]
-        fits.append((qdot0, contact_jac, jac, float(mode.qdot0[0]) * side >= 0))
-    consistent = [fit for fit in fits if fit[3]] or fits[:1]  # neither: the mode at rest, either side's J
-    best = None
-    for qdot0, contact_jac, jac, _ in consistent:
-        if k > 1:
-            left = target.reshape(-1) - contact_jac[:, :1] @ qdot0[:1]
-            qdot0[1:] = initial_velocity(contact_jac[:, 1:], left.reshape(-1, 3),
-                                         mass_matrix(jac[:, 1:], kmap.masses)).qdot0
-        residual = (contact_jac @ qdot0).reshape(-1, 3) - target
-        norm = float(torch.linalg.vector_norm(residual))
-        speed = float(torch.linalg.vector_norm(target))
-        fit = VelocityFit(qdot0, residual, norm, norm / speed if speed > 0 else 0.0)
-        best = fit if best is None or fit.relative < best.relative else best
-    return best
+        qdot0[0] = mode.qdot0[0] if moves else 0.0
+        if k > 1:  # the deformation takes up what the mode leaves
+            left = target.reshape(-1) - contact_jac[:, 0] * qdot0[0]
+            qdot0[1:] = initial_velocity(contact_jac[:, 1:], left, mass_matrix(jac[:, 1:], kmap.masses)).qdot0
+        fits.append((moves, _velocity_fit(qdot0, contact_jac, target)))
+    consistent = [fit for moves, fit in fits if moves] or [fits[0][1]]  # neither: the mode at rest
+    return min(consistent, key=lambda fit: fit.relative)
 
 
 def fit_initial_positions(kmap: KinematicMap, contacts: Contacts, targets: torch.Tensor,

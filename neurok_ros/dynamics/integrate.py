@@ -23,10 +23,8 @@ from neurok_ros.dynamics.kinematic_map import positions_and_velocities, resolved
 from neurok_ros.dynamics.lagrangian import LagrangianSystem, pack_state, state_derivative, unpack_state
 from neurok_ros.dynamics.polynomial_rhs import numpy_state_derivative
 from neurok_ros.dynamics.potentials import potential_energy
-from neurok_ros.dynamics.root_plus_linear_map import RootPlusLinearMap
 
 FIXED_STEP = ("rk4", "euler", "midpoint", "explicit_adams", "implicit_adams")
-DEFORMATION_ATOL = 0.01  # dp45's absolute tolerance on deformation coordinates, relative to atol
 REST_TIME = 1e-3  # s: a kinked coordinate landing so slowly that it would be back within this rests there
 AT_REST_SIDE = -1e-300  # a velocity that picks the negative side of the kink and adds nothing to the motion
 
@@ -175,12 +173,8 @@ def simulate(system: LagrangianSystem, q0: torch.Tensor, qdot0: torch.Tensor, t_
     dtype, device = q0.dtype, q0.device
     # a root map is not smooth across q_0 = 0: dp45 lands on it (dormand_prince.py)
     kink = getattr(system.kmap.analytic, "kink", None)
-    tolerance = atol
-    if isinstance(system.kmap.analytic, RootPlusLinearMap):
-        # its deformation coordinates move millimetres where the mode moves decimetres, with the same
-        # inertia per unit: at the mode's atol their energy would drift by a percent of what they exchange
-        tolerance = np.full(2 * k + 2, float(atol))
-        tolerance[1:k] = tolerance[k + 1:2 * k] = DEFORMATION_ATOL * float(atol)
+    scales = getattr(system.kmap.analytic, "atol_scales", None)  # a map's own per-coordinate tolerances
+    tolerance = atol if scales is None else float(atol) * np.array([*scales, *scales, 1.0, 1.0])
     # a diverging solve (e.g. a locating solve on a first, coarse surrogate) ends in inf / NaN states,
     # which the caller checks; NumPy would warn on every step on the way
     with torch.no_grad(), np.errstate(over="ignore", invalid="ignore"):

@@ -24,6 +24,8 @@ import torch
 
 from neurok_ros.dynamics.root_polynomial_map import RootPolynomialMap
 
+DEFORMATION_ATOL = 0.01  # the solver's absolute tolerance on deformation coordinates, relative to atol
+
 
 @dataclass
 class RootPlusLinearMap:
@@ -34,6 +36,13 @@ class RootPlusLinearMap:
     linear: torch.Tensor
 
     kink = 0  # the coordinate across whose zero the map is not smooth (dormand_prince lands on it)
+
+    @property
+    def atol_scales(self) -> Tuple[float, ...]:
+        """Per coordinate, the factor on the solver's absolute tolerance: DEFORMATION_ATOL on the
+        deformation coordinates, which move millimetres where the mode moves decimetres with the same
+        inertia per unit (at the mode's atol their energy drifted by a percent of what they exchange)."""
+        return (1.0,) + (DEFORMATION_ATOL,) * int(self.linear.shape[1])
 
     @property
     def num_coords(self) -> int:

@@ -77,10 +77,10 @@ class LearnedMap:
     modes, basis is None and the prior barrier is not available); bank: that chart (BankChart);
     held_alignment: z (B, k) -> (R, t), the rigid motion that keeps the held points in place, which
     the map's points already include (None without held points; the output frames apply it too);
-    deformation_basis (k, r): with one bank mode, the latent directions B whose displacement at the
-    rest latent the r deformation coordinates carry (q_sim = (mode, deformation); None without
-    them; module docstring); deformation_field (r, n, 3): L, metres per unit q, which kmap adds to the
-    mode's decoded points (the solver's map may make it M-orthogonal to the mode: use_deformation)."""
+    deformation_field (r, n, 3): with one bank mode, L, the displacement per unit q of the r
+    deformation coordinates that follow it (q_sim = (mode, deformation); module docstring), metres,
+    which kmap adds to the mode's decoded points (the solver's map may make it M-orthogonal to the
+    mode: use_deformation); None without them."""
 
     kmap: KinematicMap
     samples: SurfaceSamples
@@ -94,7 +94,6 @@ class LearnedMap:
     chart: str = "subspace"
     bank: Optional[BankChart] = None
     held_alignment: Optional[Callable[[torch.Tensor], tuple]] = None
-    deformation_basis: Optional[torch.Tensor] = None
     deformation_field: Optional[torch.Tensor] = None
 
     @property
@@ -109,7 +108,7 @@ class LearnedMap:
     @property
     def num_deformation(self) -> int:
         """r, the deformation coordinates after the mode (0 without them)."""
-        return 0 if self.deformation_basis is None else int(self.deformation_basis.shape[1])
+        return 0 if self.deformation_field is None else int(self.deformation_field.shape[0])
 
     def retime_negative_side(self, factor: float) -> None:
         """One-mode bank chart: the shape at q_sim < 0 becomes the shape that was at factor * q_sim
@@ -139,6 +138,11 @@ class LearnedMap:
                           pinned=self.pinned.to(rest.device) if pinned else None, barrier=barrier,
                           basis=self.basis.to(rest.device) if self.basis is not None else None,
                           latent_offset=self.latent_offset.to(rest.device))
+
+    @property
+    def deformation_linear(self) -> Optional[torch.Tensor]:
+        """deformation_field as L (3n, r), metres per unit q (None without deformation coordinates)."""
+        return None if self.deformation_field is None else self.deformation_field.reshape(self.num_deformation, -1).T
 
     def use_deformation(self, linear: torch.Tensor) -> None:
         """The deformation coordinates' field becomes linear (3n, r) metres per unit q (the surrogate's,
@@ -237,6 +241,7 @@ def learned_kinematic_map(instance, points: int = 256, mass: float = 1.0, coordi
     if 0 < len(held) < points:
         with torch.no_grad():
             held_rest = decoded(rest_latent.reshape(1, -1))[0, held]
+
     def held_motion(x: torch.Tensor):
         """Points (B, n, 3) -> (R (B, 3, 3), t (B, 3)): the rigid motion that puts their held points
         back where they were (geometry/rigid_alignment.py), metres, mesh frame."""
@@ -263,7 +268,7 @@ def learned_kinematic_map(instance, points: int = 256, mass: float = 1.0, coordi
     def linear(basis: torch.Tensor):
         return lambda q: rest_latent + q.to(model_dtype) @ basis.T
 
-    deformation_basis = None
+    field = None  # (r, n, 3): the deformation coordinates' displacement per unit q
     if chart == "bank":
         modes = bank_chart(surface, rest_latent, instance.motion_offsets, masses,
                            coordinates or DEFAULT_BANK_MODES, None if drive is None else drive(masses), pinned)
@@ -273,12 +278,10 @@ def learned_kinematic_map(instance, points: int = 256, mass: float = 1.0, coordi
         if deformation and directions.shape == (1, 1):  # beside one mode: the subspace's heaviest directions
             chosen, _ = _principal_directions(batch_with(linear(instance.subspace.basis)), instance.k_q, masses,
                                               h1 or 1e-4, deformation, inertia_ratio, pinned)
-            deformation_basis = (instance.subspace.basis.to(dtype) @ chosen).to(model_dtype)
-            step = torch.cat([deformation_basis.T, -deformation_basis.T]) * DEFORMATION_STEP
+            deformation_latents = (instance.subspace.basis.to(dtype) @ chosen).to(model_dtype).T  # (r, k): B
             with torch.no_grad():
-                moved = surface(rest_latent + step)
-            r = deformation_basis.shape[1]
-            field = (moved[:r] - moved[r:]) / (2.0 * DEFORMATION_STEP)  # (r, n, 3)
+                moved = surface(rest_latent + DEFORMATION_STEP * torch.cat([deformation_latents, -deformation_latents]))
+            field = (moved[:len(deformation_latents)] - moved[len(deformation_latents):]) / (2.0 * DEFORMATION_STEP)
 
         def latents(q_sim: torch.Tensor) -> torch.Tensor:
             """The chart's latents of the simulated modes (the deformation coordinates are added to
@@ -296,17 +299,15 @@ def learned_kinematic_map(instance, points: int = 256, mass: float = 1.0, coordi
         """The mode's decoded points plus the deformation coordinates' linear displacement."""
         return articulated(q) + torch.einsum("br,rnd->bnd", q[:, 1:], field.to(q.dtype))
 
-    positions_batch = articulated if deformation_basis is None else deformed
+    positions_batch = articulated if field is None else deformed
 
     def positions(q: torch.Tensor) -> torch.Tensor:
         return positions_batch(q[None])[0]
 
-    k_sim = directions.shape[1] + (0 if deformation_basis is None else deformation_basis.shape[1])
+    k_sim = directions.shape[1] + (0 if field is None else len(field))
     kmap = KinematicMap(positions, masses, k_sim, positions_batch, derivatives, fd_step=h1, fd_step2=h2)
     with torch.no_grad():
         rest = positions(torch.zeros(k_sim, dtype=dtype, device=device))
     offset = (rest_latent - instance.prior_mean).to(dtype)
     return LearnedMap(kmap, samples, directions, inertia, basis.to(dtype) if basis is not None else None, offset,
-                      rest, pinned, latents, chart, bank, held_alignment,
-                      None if deformation_basis is None else deformation_basis.to(dtype),
-                      None if deformation_basis is None else field)
+                      rest, pinned, latents, chart, bank, held_alignment, field)

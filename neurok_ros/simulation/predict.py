@@ -28,7 +28,7 @@ from neurok_ros.dynamics.contacts import at_points, contact_positions
 from neurok_ros.dynamics.external_forces import PushForce, drag_from_conditions
 from neurok_ros.dynamics.initial_conditions import contact_initial_velocity, one_sided_initial_velocity
 from neurok_ros.dynamics.integrate import FIXED_STEP, Trajectory, simulate
-from neurok_ros.dynamics.kinematic_map import KinematicMap, jacobian, positions_and_velocities
+from neurok_ros.dynamics.kinematic_map import KinematicMap, positions_and_velocities
 from neurok_ros.dynamics.lagrangian import LagrangianSystem
 from neurok_ros.dynamics.potentials import potential_energy
 from neurok_ros.dynamics.root_plus_linear_map import RootPlusLinearMap, deformation_stiffness, \
@@ -282,7 +282,8 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
     # form's by the motion beyond it
     moving = starts_moving(conditions, bindings)
     surrogate = (fit_surrogate(kmap, settings.surrogate_degree, settings.surrogate_radius, settings.seed,
-                               root=one_sided, even=one_sided and (moving or bool(bindings.push_index)))
+                               root=one_sided, even=one_sided and (moving or bool(bindings.push_index)),
+                               linear=learned.deformation_linear)
                  if settings.dynamics_map == "polynomial" else None)
     if one_sided:
         surrogate = kinked_surrogate(surrogate, learned)
@@ -314,9 +315,8 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
             rest = solver_map.positions(torch.zeros_like(start)).to(solver)
         potentials = learned.potentials(settings.gravity, settings.stiffness, settings.barrier, rest,
                                         settings.pin_stiffness)
-        if solver_map.num_coords > 1 and learned.num_deformation:  # their own elastic energy (root_plus_linear_map.py)
-            _, jac = jacobian(solver_map, torch.zeros_like(start))
-            potentials.coordinate_stiffness = deformation_stiffness(jac[:, 1:], solver_map.masses,
+        if isinstance(solver_map.analytic, RootPlusLinearMap):  # their own elastic energy (root_plus_linear_map.py)
+            potentials.coordinate_stiffness = deformation_stiffness(solver_map.analytic.linear, solver_map.masses,
                                                                     settings.deformation_stiffness)
         system = LagrangianSystem(solver_map, potentials, damping=settings.damping, forces=forces)
         if locating:  # only shows the refit where to sample: rk4, omega h <= 1 for the elastic spring

@@ -21,10 +21,10 @@ With the bank chart and one mode, the map is instead a polynomial in sqrt(|q|) o
 (RootPolynomialMap: the chart is x ~ x_0 + a s + b s^(1 + 1/p) on each side), fitted to a grid
 uniform in sqrt(|q|) from ROOT_NEAREST times `radius` out to `radius`; a refinement refits the grid
 out past the solver's farthest state. The chart's deformation coordinates, if any, enter linearly
-(RootPlusLinearMap: their Jacobian at q = 0, the displacement they make per unit q). `even` keeps only the integer powers of |q|: the map's slope
-at q = 0 is then the trend of the motion beyond ROOT_NEAREST, where with the odd powers it is left
-to the fit's balance of w^2 against w^3 (a contact velocity fitted there turned a door the wrong
-way; docs/physics.md).
+(RootPlusLinearMap: the displacement they make per unit q, as in the decoder map). `even` keeps
+only the integer powers of |q|: the map's slope at q = 0 is then the trend of the motion beyond
+ROOT_NEAREST, where with the odd powers it is left to the fit's balance of w^2 against w^3 (a
+contact velocity fitted there turned a door the wrong way; docs/physics.md).
 
 The frames are then decoded by the real decoder at the solver's q(t), and `frame_error` compares
 the decoder with the polynomial at those states: the surrogate's own accuracy, reported with every
@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from neurok_ros.dynamics.kinematic_map import KinematicMap, batch_positions, jacobian
+from neurok_ros.dynamics.kinematic_map import KinematicMap, batch_positions
 from neurok_ros.dynamics.polynomial_map import PolynomialMap, fit_polynomial_map, monomial_exponents, \
     polynomial_kinematic_map
 from neurok_ros.dynamics.root_plus_linear_map import RootPlusLinearMap, root_plus_linear_kinematic_map
@@ -89,11 +89,13 @@ def _fit(decoder: KinematicMap, q: torch.Tensor, x: torch.Tensor, degree: int, r
                      time.perf_counter() - started)
 
 
-def _fit_root(decoder: KinematicMap, degree: int, radius: float, started: float, even: bool) -> Surrogate:
+def _fit_root(decoder: KinematicMap, degree: int, radius: float, started: float, even: bool,
+              linear: torch.Tensor | None = None) -> Surrogate:
     """The root form (module docstring): q = 0 and a grid uniform in w = sqrt(|q_0| / radius) on each
     side; degree: the largest power of q_0 (w^(2 degree)); even: integer powers of |q_0| only. A
     decoder map with more coordinates (the bank chart's deformation coordinates) gets them as a
-    RootPlusLinearMap, linear: their Jacobian at q = 0 by central differences."""
+    RootPlusLinearMap with `linear` (3n, r), the displacement they add per unit q (the decoder map
+    adds exactly that)."""
     count = ROOT_SAMPLES * (2 * degree - 1)
     w = torch.linspace(ROOT_NEAREST ** 0.5, 1.0, count + 1, dtype=torch.float64)[1:]
     grid = torch.cat([torch.zeros(1, dtype=torch.float64), radius * w ** 2, -radius * w ** 2])
@@ -104,20 +106,22 @@ def _fit_root(decoder: KinematicMap, degree: int, radius: float, started: float,
     masses = decoder.masses.to(SOLVER_DEVICE)
     if decoder.num_coords == 1:
         return Surrogate(root_kinematic_map(rmap, masses), rmap, q, x, time.perf_counter() - started)
-    with torch.no_grad():
-        _, jac = jacobian(decoder, q[0])
-    hmap = RootPlusLinearMap(rmap, jac[:, 1:].to(SOLVER_DEVICE, torch.float64))
+    if linear is None or linear.shape[1] != decoder.num_coords - 1:
+        raise ValueError(f"a root form with {decoder.num_coords - 1} deformation coordinates needs their "
+                         f"displacement per unit q (3n, {decoder.num_coords - 1})")
+    hmap = RootPlusLinearMap(rmap, linear.to(SOLVER_DEVICE, torch.float64))
     return Surrogate(root_plus_linear_kinematic_map(hmap, masses), hmap, q, x, time.perf_counter() - started)
 
 
 def fit_surrogate(decoder: KinematicMap, degree: int, radius: float, seed: int = 0,
-                  oversampling: float = 1.5, root: bool = False, even: bool = False) -> Surrogate:
+                  oversampling: float = 1.5, root: bool = False, even: bool = False,
+                  linear: torch.Tensor | None = None) -> Surrogate:
     """Fit the polynomial to q = 0 and oversampling * P samples in the ball of `radius`; root: the
-    root form of a one-mode bank chart instead (in q_0, the others linear), with only integer powers
-    of |q_0| when `even` (module docstring)."""
+    root form of a one-mode bank chart instead (in q_0; the others linear, `linear` (3n, r) metres
+    per unit q), with only integer powers of |q_0| when `even` (module docstring)."""
     started = time.perf_counter()
     if root:
-        return _fit_root(decoder, degree, radius, started, even)
+        return _fit_root(decoder, degree, radius, started, even, linear)
     k = decoder.num_coords
     count = int(np.ceil(oversampling * len(monomial_exponents(k, degree))))
     points = ball_samples(count, k, radius, np.random.default_rng(seed))
@@ -138,7 +142,7 @@ def refine_surrogate(decoder: KinematicMap, surrogate: Surrogate, states: torch.
     if isinstance(surrogate.pmap, (RootPolynomialMap, RootPlusLinearMap)):
         farthest = float(states[:, 0].abs().max()) if len(states) else 0.0
         return _fit_root(decoder, surrogate.pmap.degree // 2, max(surrogate.pmap.scale, ROOT_MARGIN * farthest),
-                         started, surrogate.pmap.even_only)
+                         started, surrogate.pmap.even_only, getattr(surrogate.pmap, "linear", None))
     noise = torch.as_tensor(rng.normal(scale=spread, size=(len(states), per_state, states.shape[1])),
                             dtype=states.dtype, device=states.device)
     extra = torch.cat([states, (states[:, None, :] + noise).reshape(-1, states.shape[1])])

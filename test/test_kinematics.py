@@ -83,6 +83,7 @@ class HingedLid:
 
     k = k_q = 2
     device = torch.device("cpu")
+    motion_offsets = None  # no posterior bank
 
     def __init__(self):
         self.prior_mean = torch.zeros(2)
@@ -176,11 +177,33 @@ def test_ik_falls_back_to_the_whole_latent_space_when_the_subspace_cannot_reach_
     target = _lid_turned(V, 0.3)
     samples = sample_surface(target, F, 2048, np.random.default_rng(5)).points
     observed = torch.as_tensor(instance.transform.apply(samples), dtype=torch.float32)
-    config = IKConfig(starts=2, q_steps=25, z_steps=0)  # no z refinement: the first fit stays in A's span
+    # no z refinement (the first fit stays in A's span), no bank motions (they would reach the lid);
+    # without them the whole-space fit needs the stronger pull towards mu to stay uncrumpled
+    config = IKConfig(starts=2, q_steps=25, z_steps=0, bank_starts=False, prior_weight=1e-4)
     stuck = fit_pose(frozen, observed, replace(config, full_space_fallback=False))
     assert stuck.kept_rest and not stuck.full_space
     result = fit_pose(frozen, observed, config)
     assert result.full_space and not result.kept_rest
+    assert result.surface_errors["fit"] < 0.5 * result.surface_errors["rest"]
+    fitted = frozen.decode(z=result.z)
+    assert np.abs(fitted - target).mean() < 0.8 * np.abs(V - target).mean()
+
+
+def test_ik_reaches_a_pose_through_the_posterior_bank_motions(laptop):
+    """The same frozen subspace (A = 0) with neither the z refinement nor the fallback: the bank's
+    motions, as starts and as the q stage's directions, alone find the turned lid."""
+    from dataclasses import replace
+
+    from neurok_ros.geometry.surface_sampling import sample_surface
+
+    V, F, instance = laptop
+    assert instance.motion_offsets is not None  # the shipped checkpoint carries a posterior bank
+    frozen = replace(instance, subspace=Subspace(torch.zeros(instance.k, 1), torch.ones(instance.k), 0.0))
+    target = _lid_turned(V, 0.3)
+    samples = sample_surface(target, F, 2048, np.random.default_rng(5)).points
+    observed = torch.as_tensor(instance.transform.apply(samples), dtype=torch.float32)
+    result = fit_pose(frozen, observed, IKConfig(starts=4, q_steps=25, z_steps=0, full_space_fallback=False))
+    assert not result.kept_rest and not result.full_space
     assert result.surface_errors["fit"] < 0.5 * result.surface_errors["rest"]
     fitted = frozen.decode(z=result.z)
     assert np.abs(fitted - target).mean() < 0.8 * np.abs(V - target).mean()

@@ -244,7 +244,11 @@ def render_markdown(config: EvalConfig, methods: list[Method], records: list[dic
               f"leaves them out). The IoU column is the mean over the pairs where it is defined, their count "
               f"in parentheses.",
               f"- NeuROK rows: encode SOURCE (prior mean; active subspace unless stated), then `fit_pose`: "
-              f"{ik.starts} starts (as in `fit_pose`: the SOURCE pose itself, the prior mean, prior draws), "
+              f"{ik.starts} starts (as in `fit_pose`: the SOURCE pose itself, then the best by the objective "
+              f"of the prior mean, prior draws"
+              + (" and the posterior bank's motions z_rest + offset of the nearest training shapes, when the "
+                 "checkpoint has a bank; the q stage then runs in the span of the subspace and those motions"
+                 if ik.bank_starts else "") + "), "
               f"{ik.q_steps} Adam steps in q at "
               f"{ik.q_rate}, then {ik.z_steps} steps in z at {ik.z_rate}, Chamfer-L2 on {ik.points} decoded "
               f"SOURCE samples against the TARGET samples, prior weight {ik.prior_weight:g}"

@@ -11,7 +11,7 @@ from neurok_ros.cli import main as neurok_main
 from neurok_ros.geometry.mesh_io import load_mesh, save_mesh
 from neurok_ros.kinematics.active_subspace import Subspace, active_subspace, gaussian_draws
 from neurok_ros.kinematics.instance import DEFAULT_CHECKPOINT, EncodingConfig, encode_mesh, load_default_model
-from neurok_ros.kinematics.inverse_kinematics import IKConfig, chamfer_l2, fit_pose
+from neurok_ros.kinematics.inverse_kinematics import IKConfig, chamfer_l2, fit_pose, span_with
 
 EXAMPLE = DEFAULT_CHECKPOINT.parent / "example_laptop.ply"
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -125,6 +125,20 @@ def test_ik_recovers_a_pose_in_an_analytic_toy_space():
                                               z_rate=0.03, rest_check=False))  # the toy has no mesh
     assert abs(float(result.z[0]) - 0.9) < 0.03 and abs(float(result.z[1]) - 0.12) < 0.01
     assert result.loss < 1e-3 and result.start_losses.shape == (4,)
+
+
+def test_span_with_keeps_the_basis_and_adds_only_the_missing_directions():
+    generator = torch.Generator().manual_seed(3)
+    basis = torch.linalg.qr(torch.randn(7, 2, generator=generator))[0]
+    directions = torch.randn(3, 7, generator=generator)
+    directions[2] = 2.0 * directions[0] - basis[:, 1]  # dependent on the rest: adds nothing
+    extended = span_with(basis, directions)
+    assert extended.shape == (7, 4)
+    torch.testing.assert_close(extended[:, :2], basis)
+    torch.testing.assert_close(extended.T @ extended, torch.eye(4), atol=1e-5, rtol=0)
+    residual = directions.T - extended @ (extended.T @ directions.T)  # every direction is reached
+    assert float(residual.abs().max()) < 1e-5
+    assert span_with(torch.eye(7), directions).shape == (7, 7)  # the whole space already spans them
 
 
 def test_chamfer_l2_matches_the_brute_force_definition():

@@ -50,7 +50,7 @@ class IKConfig:
     fit again in the whole latent space (A = I) before giving up; bank_starts: when the instance has
     posterior-bank motions, they join the candidate starts and the q stage's basis (start_latents)."""
 
-    points: int = 512
+    points: int = 1024
     starts: int = 8
     q_steps: int = 40
     z_steps: int = 40
@@ -161,10 +161,10 @@ def span_with(basis: torch.Tensor, directions: torch.Tensor) -> torch.Tensor:
     """(k, k_q + r): basis (k, k_q, orthonormal columns) followed by an orthonormal basis of the part
     of span(directions (E, k) rows) that basis does not reach (r <= E)."""
     B = basis.double()
-    rest = directions.to(B).T
-    rest = rest - B @ (B.T @ rest)
+    given = directions.to(B).T
+    rest = given - B @ (B.T @ given)
     U, s, _ = torch.linalg.svd(rest, full_matrices=False)
-    keep = s > 1e-6 * max(float(s.max()), 1e-30)
+    keep = s > 1e-6 * float(given.norm())  # directions basis already spans add nothing
     return torch.cat([B, U[:, keep]], dim=1).to(basis.dtype)
 
 

@@ -179,18 +179,26 @@ def test_ik_keeps_the_input_pose_when_the_observation_shows_it(laptop):
             assert np.abs(fitted - V).max() < 1e-5 and float(result.q.abs().max()) < 1e-5
 
 
+def _frozen_subspace_and_turned_lid(V, F, instance):
+    """(the instance with a subspace that cannot move the shape (A = 0), the lid turned by 0.3 rad
+    (n, 3), 2048 samples of it in the normalised frame (2048, 3))."""
+    from dataclasses import replace
+
+    from neurok_ros.geometry.surface_sampling import sample_surface
+
+    frozen = replace(instance, subspace=Subspace(torch.zeros(instance.k, 1), torch.ones(instance.k), 0.0))
+    target = _lid_turned(V, 0.3)
+    samples = sample_surface(target, F, 2048, np.random.default_rng(5)).points
+    return frozen, target, torch.as_tensor(instance.transform.apply(samples), dtype=torch.float32)
+
+
 def test_ik_falls_back_to_the_whole_latent_space_when_the_subspace_cannot_reach_the_pose(laptop):
     """A subspace that cannot move the shape (A = 0): its fit ties SOURCE, so the rest check would
     keep q = 0; the fallback fits again with A = I and finds the turned lid."""
     from dataclasses import replace
 
-    from neurok_ros.geometry.surface_sampling import sample_surface
-
     V, F, instance = laptop
-    frozen = replace(instance, subspace=Subspace(torch.zeros(instance.k, 1), torch.ones(instance.k), 0.0))
-    target = _lid_turned(V, 0.3)
-    samples = sample_surface(target, F, 2048, np.random.default_rng(5)).points
-    observed = torch.as_tensor(instance.transform.apply(samples), dtype=torch.float32)
+    frozen, target, observed = _frozen_subspace_and_turned_lid(V, F, instance)
     # no z refinement (the first fit stays in A's span), no bank motions (they would reach the lid);
     # without them the whole-space fit needs the stronger pull towards mu to stay uncrumpled
     config = IKConfig(starts=2, q_steps=25, z_steps=0, bank_starts=False, prior_weight=1e-4)
@@ -206,16 +214,9 @@ def test_ik_falls_back_to_the_whole_latent_space_when_the_subspace_cannot_reach_
 def test_ik_reaches_a_pose_through_the_posterior_bank_motions(laptop):
     """The same frozen subspace (A = 0) with neither the z refinement nor the fallback: the bank's
     motions, as starts and as the q stage's directions, alone find the turned lid."""
-    from dataclasses import replace
-
-    from neurok_ros.geometry.surface_sampling import sample_surface
-
     V, F, instance = laptop
     assert instance.motion_offsets is not None  # the shipped checkpoint carries a posterior bank
-    frozen = replace(instance, subspace=Subspace(torch.zeros(instance.k, 1), torch.ones(instance.k), 0.0))
-    target = _lid_turned(V, 0.3)
-    samples = sample_surface(target, F, 2048, np.random.default_rng(5)).points
-    observed = torch.as_tensor(instance.transform.apply(samples), dtype=torch.float32)
+    frozen, target, observed = _frozen_subspace_and_turned_lid(V, F, instance)
     result = fit_pose(frozen, observed, IKConfig(starts=4, q_steps=25, z_steps=0, full_space_fallback=False))
     assert not result.kept_rest and not result.full_space
     assert result.surface_errors["fit"] < 0.5 * result.surface_errors["rest"]

@@ -150,11 +150,10 @@ def start_latents(instance: NeuROKInstance, motions: torch.Tensor | None, count:
     noise = noise.to(instance.device, instance.prior_mean.dtype)
     noise[0] = 0.0  # the prior mean itself
     draws = instance.latent(instance.coordinates(instance.prior_mean + noise))
-    candidates = draws if motions is None else torch.cat([draws, instance.rest_latent + motions.to(draws)])
-    if len(candidates) > len(noise):
-        keep = torch.argsort(objective(candidates))[:len(noise)]
-        candidates = candidates[keep]
-    return torch.cat([instance.rest_latent[None], candidates])
+    if motions is not None:
+        candidates = torch.cat([draws, instance.rest_latent + motions.to(draws)])
+        draws = candidates[torch.argsort(objective(candidates))[:len(draws)]]
+    return torch.cat([instance.rest_latent[None], draws])
 
 
 def span_with(basis: torch.Tensor, directions: torch.Tensor) -> torch.Tensor:

@@ -58,7 +58,7 @@ class IKConfig:
     z_rate: float = 0.1
     prior_weight: float = 1e-6
     rest_check: bool = True
-    rest_margin: float = 0.02
+    rest_margin: float = 0.1
     full_space_fallback: bool = True
     bank_starts: bool = True
     seed: int = 0

@@ -38,6 +38,17 @@ def test_metrics_json(cube_files):
     assert 0 < values["chamfer_l2"] < values["chamfer_l1"]
 
 
+def test_metrics_json_of_a_flat_source_has_a_null_iou(tmp_path, cube_files):
+    # a flat square sheet encloses no volume: IoU against it is undefined, printed as JSON null
+    _, cube = cube_files
+    sheet = tmp_path / "sheet.ply"
+    corners = np.array([[-1.0, -1, -1], [1, -1, -1], [1, 1, -1], [-1, 1, -1]])  # the cube's bottom face
+    save_mesh(sheet, corners, np.array([[0, 1, 2], [0, 2, 3]]))
+    result = _neurok("metrics", str(sheet), str(cube), "--json", "--samples", "20000")
+    assert result.returncode == 0, result.stderr
+    values = json.loads(result.stdout)
+    assert values["iou"] is None and values["chamfer_l1"] > 0
+
 def test_metrics_readable_line(cube_files):
     source, _ = cube_files
     result = _neurok("metrics", str(source), str(source), "--samples", "20000")

@@ -17,7 +17,7 @@ from neurok_ros.evaluation.pca_baseline import (PCAConfig, PCAFitConfig, PCASubs
                                                 load_or_fit_subspace)
 from neurok_ros.evaluation.pose_pairs import (choose_poses, pose_pair, pose_vertices, select_files,
                                               target_samples)
-from neurok_ros.evaluation.report import fmt_l1
+from neurok_ros.evaluation.report import fmt_l1, paired_difference
 from neurok_ros.geometry.metrics import metrics_in_frame
 from neurok_ros.geometry.normalisation import NormalisingTransform
 from neurok_ros.model import NeuROKModel
@@ -123,6 +123,25 @@ def tiny_dataset(tmp_path_factory):
     return root
 
 
+def test_paired_difference_of_two_methods_over_shared_pairs():
+    # B beats A by 0.1 IoU on pairs 0-2, loses by 0.2 on pair 3; pair 4 is a tie, pair 5 has no IoU
+    # for A (undefined): 5 shared pairs, mean (0.3 - 0.2) / 5 = 0.02.
+    iou_a = [0.5, 0.5, 0.5, 0.5, 0.7, None]
+    iou_b = [0.6, 0.6, 0.6, 0.3, 0.7, 0.9]
+    records = [{"method": m, "file": f"p{i}", "iou": v, "chamfer_l1": 0.01, "error": None}
+               for m, values in (("a", iou_a), ("b", iou_b)) for i, v in enumerate(values)]
+    d = paired_difference(records, "a", "b", "iou")
+    assert d["pairs"] == 5 and d["mean"] == pytest.approx(0.02)
+    assert d["low"] < d["mean"] < d["high"] and d["low"] >= -0.2 and d["high"] <= 0.1
+    assert (d["other_better"], d["reference_better"]) == (3, 1)
+    assert d == paired_difference(records, "a", "b", "iou")  # seeded bootstrap
+    # lower Chamfer is better: B 0.001 below A on every pair
+    for r in records:
+        r["chamfer_l1"] -= 0.001 if r["method"] == "b" else 0.0
+    chamfer = paired_difference(records, "a", "b", "chamfer_l1")
+    assert chamfer["pairs"] == 6 and chamfer["mean"] == pytest.approx(-0.001)
+    assert (chamfer["other_better"], chamfer["reference_better"]) == (6, 0)
+
 def test_neurok_eval_end_to_end_on_a_tiny_dataset(tiny_dataset, tmp_path):
     checkpoint = tiny_checkpoint(tmp_path / "tiny.pt")
     displacement = tiny_checkpoint(tmp_path / "tiny_displacement.pt", "displacement")
@@ -153,7 +172,7 @@ def test_neurok_eval_end_to_end_on_a_tiny_dataset(tiny_dataset, tmp_path):
     assert next(r for r in data["records"] if r["method"] == "no_subspace")["k_q"] == 16  # tiny: K 4 x F 4
     for needle in ("| NeuROK |", "| Ablation: no active subspace", "| Ablation: displacement output",
                    "| Baseline: PCA", "skipped: no checkpoint given", "Paper Table 1", "## Protocol",
-                   "| toy_laptop |", "`" + str(checkpoint) + "` | 2 |"):
+                   "| toy_laptop |", "`" + str(checkpoint) + "` | 2 |", "## Each row against NeuROK"):
         assert needle in text, needle
     assert "no_augment" not in {r["method"] for r in data["records"]}
     # the PCA subspace was cached and a second run reads it back

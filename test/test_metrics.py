@@ -93,6 +93,16 @@ def test_iou_with_inward_faces_and_disjoint_shapes():
     assert volumetric_iou(CUBE_V, CUBE_F, CUBE_V + [3.0, 0, 0], CUBE_F, UNIT) == 0.0
 
 
+def test_iou_is_undefined_against_a_reference_without_volume():
+    # A flat square sheet (2 triangles) in the cube's bottom face encloses no volume: against it, IoU is
+    # NaN whatever the prediction, the sheet itself included; a prediction without volume scores 0.
+    sheet_v = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 1.0, 0.0]])
+    sheet_f = np.array([[0, 1, 2], [0, 2, 3]])
+    assert np.isnan(volumetric_iou(sheet_v, sheet_f, CUBE_V, CUBE_F, UNIT))
+    assert np.isnan(volumetric_iou(sheet_v, sheet_f, sheet_v, sheet_f, UNIT))
+    assert volumetric_iou(CUBE_V, CUBE_F, sheet_v, sheet_f, UNIT) == 0.0
+    assert np.isnan(mesh_metrics((sheet_v, sheet_f), (CUBE_V, CUBE_F), num_samples=10_000)["iou"])
+
 def test_mesh_metrics_is_reproducible_and_normalises_by_the_source(tmp_path):
     from neurok_ros.geometry.mesh_io import save_mesh
 

@@ -5,7 +5,6 @@ sees area-uniform samples of TARGET's surface, as it would see a scan, never its
 """
 from __future__ import annotations
 
-import json
 import time
 
 
@@ -28,6 +27,7 @@ def run(args) -> int:
     import numpy as np
     import torch
 
+    from neurok_ros.cli.json_output import json_line
     from neurok_ros.cli.model_options import load_model_from_args
     from neurok_ros.errors import NeurokInputError
     from neurok_ros.geometry.mesh_io import load_mesh, save_mesh
@@ -56,7 +56,7 @@ def run(args) -> int:
     scores = metrics_in_frame((fitted, F_s), (V_t, F_t), instance.transform, args.samples)
     summary = {**scores, "k": instance.k, "k_q": instance.k_q, "seconds": round(seconds, 3)}
     if args.json:
-        print(json.dumps(summary))
+        print(json_line(summary))
     else:
         print(f"neurok ik: Chamfer-L1 {scores['chamfer_l1']:.5f}, Chamfer-L2 {scores['chamfer_l2']:.6f}, "
               f"IoU {scores['iou']:.4f}; k {instance.k}, k_q {instance.k_q}; fit in {seconds:.2f} s"

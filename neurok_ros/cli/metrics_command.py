@@ -5,8 +5,6 @@ Both meshes are normalised by SOURCE's bounding box (centre, longest side 1).
 from __future__ import annotations
 
 import argparse
-import json
-import math
 
 
 def register(subparsers) -> None:
@@ -15,7 +13,8 @@ def register(subparsers) -> None:
         help="Chamfer-L1, Chamfer-L2 and volumetric IoU between two meshes",
         description="Compare TARGET with SOURCE: Chamfer-L1/L2 on area-uniform surface samples and "
                     "volumetric IoU by generalised winding number, both shapes normalised by "
-                    "SOURCE's bounding box (centre at the origin, longest side 1).",
+                    "SOURCE's bounding box (centre at the origin, longest side 1). IoU is the reference "
+                    "SOURCE's: undefined (nan; null in JSON) when SOURCE encloses no volume, e.g. a flat sheet.",
     )
     parser.add_argument("source", help="source mesh file (obj, ply, stl, glb, gltf, off)")
     parser.add_argument("target", help="target mesh file, same frame and units as SOURCE")
@@ -35,13 +34,13 @@ def _positive_int(text: str) -> int:
 
 
 def run(args) -> int:
+    from neurok_ros.cli.json_output import json_line
     from neurok_ros.geometry.metrics import DEFAULT_SEED, mesh_metrics
 
     seed = DEFAULT_SEED if args.seed is None else args.seed
     result = mesh_metrics(args.source, args.target, num_samples=args.samples, seed=seed)
     if args.json:
-        print(json.dumps({key: (None if math.isnan(value) else value)
-                          for key, value in result.items()}))
+        print(json_line(result))
     else:
         print(f"chamfer_l1 {result['chamfer_l1']:.6g}  chamfer_l2 {result['chamfer_l2']:.6g}  "
               f"iou {result['iou']:.4f}")

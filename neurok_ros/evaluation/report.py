@@ -1,8 +1,8 @@
 """Per-pair records -> per-method and per-category summaries -> the markdown report.
 
 A record is one (method, pose pair): {"method", "label", "file", "category", "kind", "pose_a", "pose_b",
-"num_vertices", "chamfer_l1", "chamfer_l2", "iou" (None where undefined, e.g. two open sheets),
-"ik_seconds", "encode_seconds", "k", "k_q", "loss", "error" (None or a one-line reason)}.
+"num_vertices", "chamfer_l1", "chamfer_l2", "iou" (None where undefined: TARGET encloses no volume,
+e.g. a flat sheet), "ik_seconds", "encode_seconds", "k", "k_q", "loss", "error" (None or a one-line reason)}.
 Every number in the report is computed here from the records.
 """
 from __future__ import annotations
@@ -107,6 +107,51 @@ def category_table(methods: list[tuple[str, str]], records: list[dict],
         lines.append(f"| {name} | {rows[0].get('kind', '')} | {pairs} | " + " | ".join(cells) + " |")
     return lines
 
+TIE = {"chamfer_l1": 1e-6, "chamfer_l2": 1e-8, "iou": 1e-4}  # differences below these are float noise
+
+
+def paired_difference(records: list[dict], reference: str, other: str, key: str,
+                      resamples: int = 2000, seed: int = 0) -> dict:
+    """Paired comparison of method `other` against `reference` on metric `key` over the pose pairs
+    where both have a finite value: {"pairs", "mean" (other - reference), "low", "high" (95% percentile
+    bootstrap interval of the mean, pairs resampled with replacement, seeded), "other_better",
+    "reference_better" (pair counts; for IoU higher is better, for Chamfer lower; differences within
+    TIE[key], e.g. two predictions that are both SOURCE up to float rounding, count as neither)}."""
+    by_file = {}
+    for record in records:
+        if record["method"] in (reference, other) and not record.get("error") and record.get(key) is not None:
+            value = float(record[key])
+            if math.isfinite(value):
+                by_file.setdefault(record["file"], {})[record["method"]] = value
+    both = [v for v in by_file.values() if len(v) == 2]
+    if not both:
+        return {"pairs": 0, "mean": math.nan, "low": math.nan, "high": math.nan,
+                "other_better": 0, "reference_better": 0}
+    diff = np.array([v[other] - v[reference] for v in both])
+    means = diff[np.random.default_rng(seed).integers(0, len(diff), (resamples, len(diff)))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    better = diff if key == "iou" else -diff  # > 0 where other is better
+    tie = TIE.get(key, 0.0)
+    return {"pairs": len(diff), "mean": float(diff.mean()), "low": float(low), "high": float(high),
+            "other_better": int((better > tie).sum()), "reference_better": int((better < -tie).sum())}
+
+
+def paired_table(methods: list[tuple[str, str]], records: list[dict], reference: str = "neurok") -> list[str]:
+    """Markdown lines: each method of (key, label) against `reference`, pair by pair (paired_difference)."""
+    lines = ["| method | pairs | Chamfer-L1 difference [95% interval] | better / worse | "
+             "IoU difference [95% interval] | better / worse |", "|---|---:|---:|---:|---:|---:|"]
+    present = {r["method"] for r in records}
+    for key, label in methods:
+        if key == reference or key not in present:
+            continue
+        cells = []
+        for metric, digits in (("chamfer_l1", 4), ("iou", 3)):
+            d = paired_difference(records, reference, key, metric)
+            cells.append(f"{d['mean']:+.{digits}f} [{d['low']:+.{digits}f}, {d['high']:+.{digits}f}] | "
+                         f"{d['other_better']} / {d['reference_better']}")
+        pairs = paired_difference(records, reference, key, "chamfer_l1")["pairs"]
+        lines.append(f"| {label} | {pairs} | " + " | ".join(cells) + " |")
+    return lines
 
 def checkpoint_lines(checkpoints: list[dict]) -> list[str]:
     """Markdown lines describing each checkpoint: {"role", "path", "step", "parameter_count", "output",

@@ -238,11 +238,11 @@ def render_markdown(config: EvalConfig, methods: list[Method], records: list[dic
               f"- Score: `metrics_in_frame(prediction, TARGET, SOURCE's normalising transform)` with "
               f"{config.metric_samples:,} samples (Chamfer-L1 / Chamfer-L2 on area-uniform surface samples, "
               f"volumetric IoU by generalised winding number), both shapes normalised by SOURCE's bounding box "
-              f"(longest side 1). IoU is undefined (NaN) only where no sampled point has a winding number "
-              f"above 1/2 for either shape; an open sheet such as cloth has such points in a thin layer along "
-              f"it, so its IoU is a number that measures that layer (the line 'IoU without the cloth pairs' "
-              f"leaves them out). The IoU column is the mean over the pairs where it is defined, their count "
-              f"in parentheses.",
+              f"(longest side 1). IoU is undefined (NaN) where TARGET encloses none of the points (no sampled "
+              f"point has a winding number above 1/2: a flat sheet), for every method alike; a curled open "
+              f"sheet such as cloth encloses points only in a thin layer along it, so its IoU is a number that "
+              f"measures that layer (the line 'IoU without the cloth pairs' leaves them out). The IoU column "
+              f"is the mean over the pairs where it is defined, their count in parentheses.",
               f"- NeuROK rows: encode SOURCE (prior mean; active subspace unless stated), then `fit_pose`: "
               f"{ik.starts} starts (as in `fit_pose`: the SOURCE pose itself, then the best by the objective "
               f"of the prior mean, prior draws"
@@ -289,9 +289,16 @@ def render_markdown(config: EvalConfig, methods: list[Method], records: list[dic
         lines.append("- IoU without the cloth pairs (open sheets: their winding-number IoU measures almost no "
                      "volume and is not meaningful): " + "; ".join(cells) + ".")
     lines += [f"- {note}" for note in notes]
+    if any(m.key == "neurok" for m in methods):
+        lines += ["", "## Each row against NeuROK, pair by pair", "",
+                  "Mean of (row − NeuROK) over the pairs where both are scored, with a 95% bootstrap interval "
+                  "(2000 resamples of the pairs); \"better / worse\": pairs where the row beats NeuROK / "
+                  "loses to it (lower Chamfer, higher IoU; equal scores, e.g. both SOURCE, count as neither). "
+                  "An interval that contains 0 is a tie at this number of pairs.", ""]
+        lines += report.paired_table([(m.key, m.label) for m in methods], records)
     lines += ["", report.PAPER_TABLE_1, "", "## Per category (Chamfer-L1 / IoU)", ""]
     lines += report.category_table([(key, short) for key, _, short in ROWS if short], records, unseen)
-    lines += ["", "IoU is n/a where it is undefined for every pair of the category (open sheets).", ""]
+    lines += ["", "IoU is n/a where it is undefined for every pair of the category (TARGET encloses no volume).", ""]
     errors = [r for r in records if r.get("error")]
     if errors:
         lines += ["## Failures", ""] + [f"- {r['label']}, `{r['file']}`: {r['error']}" for r in errors] + [""]

@@ -7,7 +7,9 @@ units of the source's longest bounding-box side.
   per shape on a surface of area A, even identical shapes score about 0.5 * sqrt(A / N) (the mean
   nearest-neighbour gap of two independent sample sets): this is sampling noise, not error.
 - Volumetric IoU on uniform points in the padded box around both shapes, inside/outside by the
-  generalised winding number (works for open and multi-part meshes).
+  generalised winding number (works for open and multi-part meshes). It is undefined (NaN) when the
+  reference shape encloses none of the points, e.g. a flat sheet: a volume ratio against no volume
+  would score the exact answer NaN and any shape next to it 0.
 A fixed default seed makes every number reproducible.
 """
 from __future__ import annotations
@@ -68,11 +70,11 @@ def inside_mesh(vertices, faces, points) -> np.ndarray:
 def volumetric_iou(V_a, F_a, V_b, F_b, transform: NormalisingTransform,
                    num_points: int = DEFAULT_NUM_SAMPLES,
                    rng=None, padding: float = 0.05) -> float:
-    """Volumetric IoU of two meshes, both normalised by `transform` (the source's).
+    """Volumetric IoU of mesh B against the reference mesh A, both normalised by `transform` (the source's).
 
     num_points uniform points fill the union bounding box of both shapes, grown on every side by
-    `padding` times its longest side. Returns |A and B| / |A or B| in [0, 1]; NaN when neither shape
-    encloses any of the points (e.g. two flat sheets), where IoU is undefined.
+    `padding` times its longest side. Returns |A and B| / |A or B| in [0, 1]; NaN when the reference A
+    encloses none of the points (e.g. a flat sheet), where a volume ratio is undefined.
     """
     generator = _rng(rng)
     V_a, F_a = validate_mesh_arrays(V_a, F_a)
@@ -85,10 +87,9 @@ def volumetric_iou(V_a, F_a, V_b, F_b, transform: NormalisingTransform,
     points = low + generator.random((int(num_points), 3)) * (high - low)
     inside_a = inside_mesh(V_a, F_a, points)
     inside_b = inside_mesh(V_b, F_b, points)
-    union = np.count_nonzero(inside_a | inside_b)
-    if union == 0:
+    if not inside_a.any():
         return float("nan")
-    return float(np.count_nonzero(inside_a & inside_b) / union)
+    return float(np.count_nonzero(inside_a & inside_b) / np.count_nonzero(inside_a | inside_b))
 
 
 def _as_arrays(mesh) -> tuple[np.ndarray, np.ndarray]:
@@ -105,7 +106,7 @@ def mesh_metrics(source, target, num_samples: int = DEFAULT_NUM_SAMPLES,
 
     source, target: a mesh file path or a (V (n, 3), F (m, 3)) pair, both in the same frame/units.
     num_samples: surface samples per shape for Chamfer and uniform points for IoU.
-    Returns {"chamfer_l1": float, "chamfer_l2": float, "iou": float}.
+    Returns {"chamfer_l1": float, "chamfer_l2": float, "iou": float (NaN when source encloses no volume)}.
     """
     V_s, F_s = _as_arrays(source)
     V_t, F_t = _as_arrays(target)

@@ -144,12 +144,10 @@ def paired_table(methods: list[tuple[str, str]], records: list[dict], reference:
     for key, label in methods:
         if key == reference or key not in present:
             continue
-        cells = []
-        for metric, digits in (("chamfer_l1", 4), ("iou", 3)):
-            d = paired_difference(records, reference, key, metric)
-            cells.append(f"{d['mean']:+.{digits}f} [{d['low']:+.{digits}f}, {d['high']:+.{digits}f}] | "
-                         f"{d['other_better']} / {d['reference_better']}")
-        pairs = paired_difference(records, reference, key, "chamfer_l1")["pairs"]
+        chamfer, iou = (paired_difference(records, reference, key, metric) for metric in ("chamfer_l1", "iou"))
+        cells = [f"{d['mean']:+.{digits}f} [{d['low']:+.{digits}f}, {d['high']:+.{digits}f}] | "
+                 f"{d['other_better']} / {d['reference_better']}" for d, digits in ((chamfer, 4), (iou, 3))]
+        pairs = f"{chamfer['pairs']}" + (f" ({iou['pairs']} with IoU)" if iou["pairs"] != chamfer["pairs"] else "")
         lines.append(f"| {label} | {pairs} | " + " | ".join(cells) + " |")
     return lines
 

@@ -17,7 +17,7 @@ from neurok_ros.evaluation.pca_baseline import (PCAConfig, PCAFitConfig, PCASubs
                                                 load_or_fit_subspace)
 from neurok_ros.evaluation.pose_pairs import (choose_poses, pose_pair, pose_vertices, select_files,
                                               target_samples)
-from neurok_ros.evaluation.report import fmt_l1, paired_difference
+from neurok_ros.evaluation.report import fmt_l1, paired_difference, paired_table
 from neurok_ros.geometry.metrics import metrics_in_frame
 from neurok_ros.geometry.normalisation import NormalisingTransform
 from neurok_ros.model import NeuROKModel
@@ -141,6 +141,12 @@ def test_paired_difference_of_two_methods_over_shared_pairs():
     chamfer = paired_difference(records, "a", "b", "chamfer_l1")
     assert chamfer["pairs"] == 6 and chamfer["mean"] == pytest.approx(-0.001)
     assert (chamfer["other_better"], chamfer["reference_better"]) == (6, 0)
+    # the table: one row for B (A is the reference), the IoU pair count where it differs, n/a without IoU
+    row = paired_table([("a", "A"), ("b", "B")], records, "a")[2:]
+    assert len(row) == 1 and row[0].startswith("| B | 6 (5 with IoU) | -0.0010 [")
+    for r in records:
+        r["iou"] = None
+    assert "| n/a | 0 / 0 |" in paired_table([("b", "B")], records, "a")[2]
 
 def test_neurok_eval_end_to_end_on_a_tiny_dataset(tiny_dataset, tmp_path):
     checkpoint = tiny_checkpoint(tmp_path / "tiny.pt")

@@ -107,6 +107,7 @@ def category_table(methods: list[tuple[str, str]], records: list[dict],
         lines.append(f"| {name} | {rows[0].get('kind', '')} | {pairs} | " + " | ".join(cells) + " |")
     return lines
 
+
 TIE = {"chamfer_l1": 1e-6, "chamfer_l2": 1e-8, "iou": 1e-4}  # differences below these are float noise
 
 
@@ -145,8 +146,8 @@ def paired_table(methods: list[tuple[str, str]], records: list[dict], reference:
         if key == reference or key not in present:
             continue
         chamfer, iou = (paired_difference(records, reference, key, metric) for metric in ("chamfer_l1", "iou"))
-        cells = [f"{d['mean']:+.{digits}f} [{d['low']:+.{digits}f}, {d['high']:+.{digits}f}] | "
-                 f"{d['other_better']} / {d['reference_better']}" for d, digits in ((chamfer, 4), (iou, 3))]
+        cells = [(f"{d['mean']:+.{digits}f} [{d['low']:+.{digits}f}, {d['high']:+.{digits}f}]" if d["pairs"] else "n/a")
+                 + f" | {d['other_better']} / {d['reference_better']}" for d, digits in ((chamfer, 4), (iou, 3))]
         pairs = f"{chamfer['pairs']}" + (f" ({iou['pairs']} with IoU)" if iou["pairs"] != chamfer["pairs"] else "")
         lines.append(f"| {label} | {pairs} | " + " | ".join(cells) + " |")
     return lines

@@ -8,8 +8,7 @@ units of the source's longest bounding-box side.
   nearest-neighbour gap of two independent sample sets): this is sampling noise, not error.
 - Volumetric IoU on uniform points in the padded box around both shapes, inside/outside by the
   generalised winding number (works for open and multi-part meshes). It is undefined (NaN) when the
-  reference shape encloses none of the points, e.g. a flat sheet: a volume ratio against no volume
-  would score the exact answer NaN and any shape next to it 0.
+  reference shape encloses none of the points, e.g. a flat sheet: there is no volume to compare with.
 A fixed default seed makes every number reproducible.
 """
 from __future__ import annotations

@@ -49,6 +49,7 @@ def test_metrics_json_of_a_flat_source_has_a_null_iou(tmp_path, cube_files):
     values = json.loads(result.stdout)
     assert values["iou"] is None and values["chamfer_l1"] > 0
 
+
 def test_metrics_readable_line(cube_files):
     source, _ = cube_files
     result = _neurok("metrics", str(source), str(source), "--samples", "20000")

@@ -148,6 +148,7 @@ def test_paired_difference_of_two_methods_over_shared_pairs():
         r["iou"] = None
     assert "| n/a | 0 / 0 |" in paired_table([("b", "B")], records, "a")[2]
 
+
 def test_neurok_eval_end_to_end_on_a_tiny_dataset(tiny_dataset, tmp_path):
     checkpoint = tiny_checkpoint(tmp_path / "tiny.pt")
     displacement = tiny_checkpoint(tmp_path / "tiny_displacement.pt", "displacement")

@@ -103,6 +103,7 @@ def test_iou_is_undefined_against_a_reference_without_volume():
     assert volumetric_iou(CUBE_V, CUBE_F, sheet_v, sheet_f, UNIT) == 0.0
     assert np.isnan(mesh_metrics((sheet_v, sheet_f), (CUBE_V, CUBE_F), num_samples=10_000)["iou"])
 
+
 def test_mesh_metrics_is_reproducible_and_normalises_by_the_source(tmp_path):
     from neurok_ros.geometry.mesh_io import save_mesh
 

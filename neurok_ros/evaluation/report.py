@@ -152,6 +152,7 @@ def paired_table(methods: list[tuple[str, str]], records: list[dict], reference:
         lines.append(f"| {label} | {pairs} | " + " | ".join(cells) + " |")
     return lines
 
+
 def checkpoint_lines(checkpoints: list[dict]) -> list[str]:
     """Markdown lines describing each checkpoint: {"role", "path", "step", "parameter_count", "output",
     "augment", "metrics", "dataset"}."""

@@ -15,11 +15,13 @@ from neurok_ros.data.instance_format import load_instance
 from neurok_ros.evaluation.grid_field import RegularGrid, splat_inverse_distance, trilinear
 from neurok_ros.evaluation.pca_baseline import (PCAConfig, PCAFitConfig, PCASubspace, fit_pca_pose,
                                                 load_or_fit_subspace)
-from neurok_ros.evaluation.pose_pairs import (choose_poses, pose_pair, pose_vertices, select_files,
-                                              target_samples)
+from neurok_ros.evaluation.pose_pairs import (choose_poses, pair_heading, pose_pair, pose_vertices,
+                                              select_files, target_samples)
 from neurok_ros.evaluation.report import fmt_l1, paired_difference, paired_table
+from neurok_ros.evaluation.runner import EvalConfig, run_evaluation
 from neurok_ros.geometry.metrics import metrics_in_frame
 from neurok_ros.geometry.normalisation import NormalisingTransform
+from neurok_ros.kinematics.inverse_kinematics import IKConfig
 from neurok_ros.model import NeuROKModel
 from neurok_ros.training.checkpoint import save_checkpoint
 from neurok_ros.training.run_config import load_run_config
@@ -187,3 +189,29 @@ def test_neurok_eval_end_to_end_on_a_tiny_dataset(tiny_dataset, tmp_path):
     train = json.loads((tiny_dataset / "manifest.json").read_text())["splits"]["train"]
     subspace, _, cached = load_or_fit_subspace(tiny_dataset, train, PCAConfig(num_pairs=24), tmp_path / "cache")
     assert cached and subspace.dim == 16 and subspace.facts["config"]["num_pairs"] == 24
+
+
+def test_random_heading_turns_each_pair_about_the_up_axis(tiny_dataset, tmp_path):
+    names = [f"laptop_{i:04d}.npz" for i in range(8)]
+    turns = [pair_heading(name, seed=3) for name in names]
+    for R in turns:
+        np.testing.assert_allclose(R @ R.T, np.eye(3), atol=1e-12)
+        assert np.linalg.det(R) == pytest.approx(1.0)
+        np.testing.assert_allclose(R[:, 2], [0.0, 0.0, 1.0], atol=1e-12)  # z (up) stays up
+    np.testing.assert_array_equal(turns[0], pair_heading(names[0], seed=3))
+    angles = {round(float(np.degrees(np.arctan2(R[1, 0], R[0, 0]))), 3) for R in turns}
+    assert len(angles) == len(names)
+    # the run scores the turned pair: the identity row is metrics_in_frame of SOURCE and TARGET turned
+    config = EvalConfig(data=tiny_dataset, pairs_per_category=1, checkpoint=tiny_checkpoint(tmp_path / "tiny.pt"),
+                        ik=IKConfig(starts=2, q_steps=2, z_steps=1), pca=PCAConfig(num_pairs=24), pca_cache=None,
+                        progress=False, random_heading=True)
+    result = run_evaluation(config)
+    instance = load_instance(tiny_dataset / "toy_laptop_0002.npz")
+    pair = pose_pair("toy_laptop_0002.npz", instance, seed=0)
+    R = pair_heading("toy_laptop_0002.npz", seed=0)
+    source, target = pose_vertices(instance, pair.pose_a) @ R.T, pose_vertices(instance, pair.pose_b) @ R.T
+    expected = metrics_in_frame((source, instance.faces), (target, instance.faces),
+                                NormalisingTransform.from_vertices(source))
+    identity = next(r for r in result.records if r["method"] == "identity")
+    assert identity["chamfer_l1"] == pytest.approx(expected["chamfer_l1"], rel=1e-12)
+    assert "--random-heading" in result.markdown and "unknown heading" in result.markdown

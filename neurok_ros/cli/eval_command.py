@@ -27,6 +27,9 @@ def register(subparsers) -> None:
     parser.add_argument("--ablation-checkpoints", nargs="+", default=[], metavar="KEY=PATH",
                         help="displacement=PATH and/or no_augment=PATH; rows without one are skipped")
     parser.add_argument("--seed", type=int, default=0, help="pair, sample and IK seed (default: 0)")
+    parser.add_argument("--random-heading", action="store_true",
+                        help="turn each pair (SOURCE and TARGET alike) about the up axis by a seeded random "
+                             "angle: objects scanned at an unknown heading")
     parser.add_argument("--json", metavar="FILE", help="also write every per-pair record as JSON")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                         help="model device (metrics run on the CPU)")
@@ -89,6 +92,8 @@ def command_line(args) -> str:
         words += ["--ik-steps", *map(str, args.ik_steps)]
     if args.no_pca_cache:
         words.append("--no-pca-cache")
+    if args.random_heading:
+        words.append("--random-heading")
     return shlex.join(words)
 
 
@@ -117,7 +122,7 @@ def run_eval(args) -> int:
                         device=str(resolve_device(args.device)), metric_samples=args.metric_samples,
                         target_samples=args.target_samples, ik=ik,
                         pca=PCAConfig(num_pairs=args.pca_pairs, components=args.pca_components),
-                        pca_cache=cache, progress=not args.no_progress, command=command_line(args))
+                        pca_cache=cache, random_heading=args.random_heading, progress=not args.no_progress, command=command_line(args))
     result = run_evaluation(config)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -84,6 +84,18 @@ def pose_vertices(instance: Instance, pose: int) -> np.ndarray:
     return np.asarray(V, dtype=np.float64)
 
 
+def pair_heading(file_name: str, seed: int, up_axis: int = 2) -> np.ndarray:
+    """(3, 3) rotation about the up axis (z, the dataset's convention) by a uniform angle seeded by
+    (seed, file name): the unknown heading of an object scanned standing on a table. Applied to SOURCE
+    and TARGET alike (`neurok eval --random-heading`)."""
+    angle = _rng(seed, "heading:" + file_name).uniform(0.0, 2.0 * np.pi)
+    c, s = np.cos(angle), np.sin(angle)
+    i, j = (up_axis + 1) % 3, (up_axis + 2) % 3
+    R = np.eye(3)
+    R[i, i], R[i, j], R[j, i], R[j, j] = c, -s, s, c
+    return R
+
+
 def target_samples(vertices: np.ndarray, faces: np.ndarray, seed: int, file_name: str = "",
                    count: int = TARGET_SAMPLES) -> np.ndarray:
     """(count, 3) area-uniform surface samples of TARGET in its own (mesh) frame: all a method sees of

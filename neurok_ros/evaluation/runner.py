@@ -27,7 +27,7 @@ from neurok_ros.errors import NeurokInputError
 from neurok_ros.evaluation import report
 from neurok_ros.evaluation.methods import IdentityMethod, Method, NeuROKMethod, PCAMethod
 from neurok_ros.evaluation.pca_baseline import PCAConfig, PCAFitConfig, load_or_fit_subspace
-from neurok_ros.evaluation.pose_pairs import pose_pair, pose_vertices, select_files, target_samples
+from neurok_ros.evaluation.pose_pairs import pair_heading, pose_pair, pose_vertices, select_files, target_samples
 from neurok_ros.geometry.metrics import DEFAULT_SEED, metrics_in_frame
 from neurok_ros.geometry.normalisation import NormalisingTransform
 from neurok_ros.kinematics.instance import DEFAULT_CHECKPOINT, EncodingConfig, load_default_model
@@ -52,7 +52,9 @@ class EvalConfig:
     category (None: all); checkpoint: NeuROK's (None: the shipped default); ablations: {"displacement"
     | "no_augment": checkpoint path}; seed: instance, pose, sample and IK seeds; metric_samples: per
     shape in metrics_in_frame; target_samples: TARGET samples the methods see; pca_cache: folder of
-    the PCA subspace cache (None: no cache); command: shown in the report."""
+    the PCA subspace cache (None: no cache); random_heading: turn each pair (SOURCE and TARGET
+    alike) about the up axis by a seeded random angle, as a scan at an unknown heading; command: shown
+    in the report."""
 
     data: str | Path
     split: str = "test"
@@ -67,6 +69,7 @@ class EvalConfig:
     ik: IKConfig = IKConfig()
     pca: PCAConfig = PCAConfig()
     pca_cache: str | Path | None = DEFAULT_PCA_CACHE
+    random_heading: bool = False
     progress: bool = True
     command: str = ""
 
@@ -155,6 +158,9 @@ def evaluate_pair(methods: list[Method], root: Path, file_name: str, config: Eva
     pair = pose_pair(file_name, instance, config.seed)
     faces = np.asarray(instance.faces, dtype=np.int64)
     source, target = pose_vertices(instance, pair.pose_a), pose_vertices(instance, pair.pose_b)
+    if config.random_heading:
+        turn = pair_heading(file_name, config.seed)
+        source, target = source @ turn.T, target @ turn.T
     observed = target_samples(target, faces, config.seed, file_name, config.target_samples)
     transform = NormalisingTransform.from_vertices(source)
     records = []
@@ -231,7 +237,11 @@ def render_markdown(config: EvalConfig, methods: list[Method], records: list[dic
     lines += ["", "## Protocol", "",
               f"- Pairs: per category of the split, up to N instances chosen by a seeded permutation; per "
               f"instance one pair of distinct poses (a, b) among its rest pose and frames, drawn with the seed. "
-              f"SOURCE = pose a (vertices and faces), TARGET = pose b.",
+              f"SOURCE = pose a (vertices and faces), TARGET = pose b."
+              + (" Both are turned about the up axis (z) by one seeded uniform random angle per pair "
+                 "(`--random-heading`: an object scanned standing on a table at an unknown heading); the "
+                 "dataset's own poses and the training data are upright with a fixed heading."
+                 if config.random_heading else ""),
               f"- Every method sees SOURCE's mesh and only {config.target_samples} area-uniform surface samples "
               f"of TARGET (no vertices, no correspondence), and predicts SOURCE's vertices moved, in SOURCE's "
               f"vertex order.",

@@ -122,7 +122,8 @@ def run_eval(args) -> int:
                         device=str(resolve_device(args.device)), metric_samples=args.metric_samples,
                         target_samples=args.target_samples, ik=ik,
                         pca=PCAConfig(num_pairs=args.pca_pairs, components=args.pca_components),
-                        pca_cache=cache, random_heading=args.random_heading, progress=not args.no_progress, command=command_line(args))
+                        pca_cache=cache, random_heading=args.random_heading, progress=not args.no_progress,
+                        command=command_line(args))
     result = run_evaluation(config)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

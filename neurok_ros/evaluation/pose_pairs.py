@@ -16,6 +16,7 @@ import numpy as np
 from neurok_ros.data.instance_format import Instance
 from neurok_ros.errors import NeurokInputError
 from neurok_ros.geometry.surface_sampling import sample_surface
+from neurok_ros.training.similarity import axis_angle_matrix
 
 TARGET_SAMPLES = 2048
 
@@ -88,12 +89,7 @@ def pair_heading(file_name: str, seed: int, up_axis: int = 2) -> np.ndarray:
     """(3, 3) rotation about the up axis (z, the dataset's convention) by a uniform angle seeded by
     (seed, file name): the unknown heading of an object scanned standing on a table. Applied to SOURCE
     and TARGET alike (`neurok eval --random-heading`)."""
-    angle = _rng(seed, "heading:" + file_name).uniform(0.0, 2.0 * np.pi)
-    c, s = np.cos(angle), np.sin(angle)
-    i, j = (up_axis + 1) % 3, (up_axis + 2) % 3
-    R = np.eye(3)
-    R[i, i], R[i, j], R[j, i], R[j, j] = c, -s, s, c
-    return R
+    return axis_angle_matrix(np.eye(3)[up_axis], _rng(seed, "heading:" + file_name).uniform(0.0, 2.0 * np.pi))
 
 
 def target_samples(vertices: np.ndarray, faces: np.ndarray, seed: int, file_name: str = "",

@@ -240,7 +240,8 @@ def render_markdown(config: EvalConfig, methods: list[Method], records: list[dic
               f"SOURCE = pose a (vertices and faces), TARGET = pose b."
               + (" Both are turned about the up axis (z) by one seeded uniform random angle per pair "
                  "(`--random-heading`: an object scanned standing on a table at an unknown heading); the "
-                 "dataset's own poses and the training data are upright with a fixed heading."
+                 "dataset's own poses stand upright at a fixed heading per category; training with "
+                 "augmentation turns them."
                  if config.random_heading else ""),
               f"- Every method sees SOURCE's mesh and only {config.target_samples} area-uniform surface samples "
               f"of TARGET (no vertices, no correspondence), and predicts SOURCE's vertices moved, in SOURCE's "

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import trimesh
 
-from neurok_ros.geometry.metrics import chamfer_distances, mesh_metrics, volumetric_iou
+from neurok_ros.geometry.metrics import chamfer_distances, encloses_volume, mesh_metrics, volumetric_iou
 from neurok_ros.geometry.normalisation import NormalisingTransform
 
 CUBE = trimesh.creation.box(extents=(1.0, 1.0, 1.0))
@@ -102,6 +102,25 @@ def test_iou_is_undefined_against_a_reference_without_volume():
     assert np.isnan(volumetric_iou(sheet_v, sheet_f, sheet_v, sheet_f, UNIT))
     assert volumetric_iou(CUBE_V, CUBE_F, sheet_v, sheet_f, UNIT) == 0.0
     assert np.isnan(mesh_metrics((sheet_v, sheet_f), (CUBE_V, CUBE_F), num_samples=10_000)["iou"])
+
+
+def test_whether_iou_is_defined_depends_on_the_reference_alone():
+    # A slab 1 x 1 x 0.001 encloses volume: 0.8% of its own padded box. Against a cube 20 times larger
+    # and far away, the points fill so large a box that none lands in the slab, yet the IoU is a
+    # number (no overlap: 0), not undefined; against itself it is 1.
+    slab_v = CUBE_V * [1.0, 1.0, 0.001]
+    assert encloses_volume(slab_v, CUBE_F)
+    far_big = CUBE_V * 20.0 + [40.0, 0.0, 0.0]
+    assert volumetric_iou(slab_v, CUBE_F, far_big, CUBE_F, UNIT) == 0.0
+    assert volumetric_iou(slab_v, CUBE_F, slab_v, CUBE_F, UNIT) == pytest.approx(1.0)
+    assert volumetric_iou(slab_v, CUBE_F, slab_v + [0.5, 0.0, 0.0], CUBE_F, UNIT) == pytest.approx(1 / 3, abs=0.05)
+    # a flat sheet stays undefined whatever the prediction's extent
+    sheet_v = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 1.0, 0.0]])
+    sheet_f = np.array([[0, 1, 2], [0, 2, 3]])
+    assert not encloses_volume(sheet_v, sheet_f)
+    for prediction in (sheet_v, sheet_v * 0.5, CUBE_V * [1.0, 1.0, 0.001], far_big):
+        faces = sheet_f if len(prediction) == 4 else CUBE_F
+        assert np.isnan(volumetric_iou(sheet_v, sheet_f, prediction, faces, UNIT))
 
 
 def test_mesh_metrics_is_reproducible_and_normalises_by_the_source(tmp_path):

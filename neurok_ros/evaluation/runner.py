@@ -249,8 +249,9 @@ def render_markdown(config: EvalConfig, methods: list[Method], records: list[dic
               f"- Score: `metrics_in_frame(prediction, TARGET, SOURCE's normalising transform)` with "
               f"{config.metric_samples:,} samples (Chamfer-L1 / Chamfer-L2 on area-uniform surface samples, "
               f"volumetric IoU by generalised winding number), both shapes normalised by SOURCE's bounding box "
-              f"(longest side 1). IoU is undefined (NaN) where TARGET encloses none of the points (no sampled "
-              f"point has a winding number above 1/2: a flat sheet), for every method alike; a curled open "
+              f"(longest side 1). IoU is undefined (NaN) where TARGET encloses no volume (none of "
+              f"{config.metric_samples:,} uniform points of its own padded box has a winding number above "
+              f"1/2: a flat sheet), decided on TARGET alone, so for every method alike; a curled open "
               f"sheet such as cloth encloses points only in a thin layer along it, so its IoU is a number that "
               f"measures that layer (the line 'IoU without the cloth pairs' leaves them out). The IoU column "
               f"is the mean over the pairs where it is defined, their count in parentheses.",

@@ -8,7 +8,9 @@ units of the source's longest bounding-box side.
   nearest-neighbour gap of two independent sample sets): this is sampling noise, not error.
 - Volumetric IoU on uniform points in the padded box around both shapes, inside/outside by the
   generalised winding number (works for open and multi-part meshes). It is undefined (NaN) when the
-  reference shape encloses none of the points, e.g. a flat sheet: there is no volume to compare with.
+  reference shape encloses no volume, e.g. a flat sheet: there is nothing to compare with. That is
+  decided on the reference alone (points in its own padded box, a seed of their own), so a pair is
+  defined or undefined for every prediction alike.
 A fixed default seed makes every number reproducible.
 """
 from __future__ import annotations
@@ -21,6 +23,7 @@ from neurok_ros.geometry.surface_sampling import sample_surface
 
 DEFAULT_SEED = 20260530
 DEFAULT_NUM_SAMPLES = 100_000
+VOLUME_CHECK_SEED = (DEFAULT_SEED, 1)  # the points that decide whether a reference encloses volume
 
 
 def _rng(rng) -> np.random.Generator:
@@ -66,29 +69,48 @@ def inside_mesh(vertices, faces, points) -> np.ndarray:
     return np.abs(igl.fast_winding_number(V, F, P)) > 0.5
 
 
+def _padded_box(vertices: np.ndarray, padding: float) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) (3,) of the bounding box of (n, 3) vertices grown on every side by `padding` times
+    its longest side."""
+    low, high = vertices.min(axis=0), vertices.max(axis=0)
+    margin = float(padding) * float((high - low).max())
+    return low - margin, high + margin
+
+
+def _uniform_points(low, high, count: int, generator: np.random.Generator) -> np.ndarray:
+    return low + generator.random((int(count), 3)) * (high - low)
+
+
+def encloses_volume(vertices, faces, num_points: int = DEFAULT_NUM_SAMPLES, padding: float = 0.05) -> bool:
+    """Whether a mesh ((n, 3) vertices, (m, 3) faces) encloses any of num_points uniform points of its
+    own padded box (fixed seed VOLUME_CHECK_SEED): False for a flat sheet, whose IoU is undefined."""
+    low, high = _padded_box(vertices, padding)
+    points = _uniform_points(low, high, num_points, np.random.default_rng(VOLUME_CHECK_SEED))
+    return bool(inside_mesh(vertices, faces, points).any())
+
+
 def volumetric_iou(V_a, F_a, V_b, F_b, transform: NormalisingTransform,
                    num_points: int = DEFAULT_NUM_SAMPLES,
                    rng=None, padding: float = 0.05) -> float:
     """Volumetric IoU of mesh B against the reference mesh A, both normalised by `transform` (the source's).
 
     num_points uniform points fill the union bounding box of both shapes, grown on every side by
-    `padding` times its longest side. Returns |A and B| / |A or B| in [0, 1]; NaN when the reference A
-    encloses none of the points (e.g. a flat sheet), where a volume ratio is undefined.
+    `padding` times its longest side. Returns |A and B| / |A or B| in [0, 1] (0 where neither shape
+    holds any of these points: B covers none of A's volume); NaN when the reference A encloses no
+    volume (`encloses_volume`, decided on A alone, e.g. a flat sheet), where a volume ratio is undefined.
     """
     generator = _rng(rng)
     V_a, F_a = validate_mesh_arrays(V_a, F_a)
     V_b, F_b = validate_mesh_arrays(V_b, F_b)
     V_a, V_b = transform.apply(V_a), transform.apply(V_b)
-    both = np.concatenate([V_a, V_b])
-    low, high = both.min(axis=0), both.max(axis=0)
-    margin = float(padding) * float((high - low).max())
-    low, high = low - margin, high + margin
-    points = low + generator.random((int(num_points), 3)) * (high - low)
+    if not encloses_volume(V_a, F_a, num_points, padding):
+        return float("nan")
+    low, high = _padded_box(np.concatenate([V_a, V_b]), padding)
+    points = _uniform_points(low, high, num_points, generator)
     inside_a = inside_mesh(V_a, F_a, points)
     inside_b = inside_mesh(V_b, F_b, points)
-    if not inside_a.any():
-        return float("nan")
-    return float(np.count_nonzero(inside_a & inside_b) / np.count_nonzero(inside_a | inside_b))
+    union = np.count_nonzero(inside_a | inside_b)
+    return float(np.count_nonzero(inside_a & inside_b) / union) if union else 0.0
 
 
 def _as_arrays(mesh) -> tuple[np.ndarray, np.ndarray]:

@@ -680,7 +680,7 @@ def test_serve_in_another_process_answers_the_client(ros_context):
     assert proc.returncode == 0, out
 
 
-def test_request_command_with_spawned_node(ros_context, tmp_path):
+def test_request_command_with_spawned_node(ros_context, tmp_path, capsys):
     from neurok_ros.cli import main
     from neurok_ros.geometry.mesh_io import load_mesh
 
@@ -688,8 +688,11 @@ def test_request_command_with_spawned_node(ros_context, tmp_path):
     contact = V[np.argmax(V[:, 2])]
     out = tmp_path / "traj.npz"
     rc = main(["request", EXAMPLE_MESH, "--contact", *map(str, contact), "--velocity", "0", "-0.3", "0",
-               "--out", str(out), "--spawn-node", *FAST_ARGS])
+               "--out", str(out), "--spawn-node", "--json", *FAST_ARGS])
     assert rc == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1],
+                         parse_constant=lambda token: pytest.fail(f"non-standard JSON token {token}"))
+    assert summary["frames"] == 3 and summary["vertices"] == len(V) and summary["latency_s"] > 0
     data = np.load(out)
     assert data["frames"].shape == (3, len(V), 3) and data["times"].shape == (3,)
     assert str(data["frame_id"]) == "object" and data["contacts"].shape == (1, 3)

@@ -1,16 +1,25 @@
-"""One JSON line for the CLI's --json output: strict JSON, so a non-finite float (an undefined IoU)
-becomes null instead of Python's NaN token, which JSON parsers reject."""
+"""One JSON line for the CLI's --json output: strict JSON, so a non-finite float (an undefined IoU, a
+timing the node did not report) becomes null instead of Python's NaN token, which JSON parsers reject."""
 from __future__ import annotations
 
 import json
 import math
 
+import numpy as np
+
 
 def finite_or_none(value):
-    """value, or None where it is a non-finite float."""
+    """value with every non-finite float, at any depth of dicts, lists and tuples, as None; numpy
+    scalars as Python numbers."""
+    if isinstance(value, dict):
+        return {key: finite_or_none(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_or_none(item) for item in value]
+    if isinstance(value, (np.floating, np.integer, np.bool_)):
+        value = value.item()
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def json_line(mapping: dict) -> str:
-    """json.dumps of a flat mapping with non-finite floats as null."""
-    return json.dumps({key: finite_or_none(value) for key, value in mapping.items()}, allow_nan=False)
+    """json.dumps of a mapping (nested dicts and lists allowed) with non-finite floats as null."""
+    return json.dumps(finite_or_none(mapping), allow_nan=False)

@@ -8,7 +8,7 @@ whose vertices are the columns, frame_id, stamp, latency_s, and the contacts sen
 """
 from __future__ import annotations
 
-import json
+from neurok_ros.cli.json_output import json_line
 import time
 
 
@@ -68,7 +68,7 @@ def run(args) -> int:
                "simulate_s": float(reply.diagnostics.get("simulate_s", "nan")),
                "total_s": round(time.perf_counter() - started, 3)}
     if args.json:
-        print(json.dumps(summary))
+        print(json_line(summary))
     else:
         print(f"neurok request: {summary['frames']} frames x {summary['vertices']} vertices in frame "
               f"'{summary['frame_id']}', action-to-trajectory {summary['latency_s']:.2f} s "

@@ -10,7 +10,7 @@ k_q coordinates); energy (T, 3) J: kinetic, potential, total. Defaults: config/s
 """
 from __future__ import annotations
 
-import json
+from neurok_ros.cli.json_output import json_line
 
 
 def register(subparsers) -> None:
@@ -166,7 +166,7 @@ def run(args) -> int:
     summary["vertices"] = int(len(V))
     summary["outputs"] = written
     if args.json:
-        print(json.dumps(summary))
+        print(json_line(summary))
     else:
         residual = summary["contact_velocity_residual"]
         print(f"neurok simulate: {summary['frames']} frames of {len(V)} vertices over {settings.duration:g} s; "

@@ -2,6 +2,7 @@
 tiny generated dataset with a tiny untrained model."""
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,7 @@ from neurok_ros.cli import main as neurok_main
 from neurok_ros.config_files import config_path
 from neurok_ros.data.articulated.parts import box
 from neurok_ros.data.instance_format import load_instance
+from neurok_ros.errors import NeurokInputError
 from neurok_ros.evaluation.grid_field import RegularGrid, splat_inverse_distance, trilinear
 from neurok_ros.evaluation.pca_baseline import (PCAConfig, PCAFitConfig, PCASubspace, fit_pca_pose,
                                                 load_or_fit_subspace)
@@ -204,8 +206,10 @@ def test_random_heading_turns_each_pair_about_the_up_axis(tiny_dataset, tmp_path
     # the run scores the turned pair: the identity row is metrics_in_frame of SOURCE and TARGET turned
     config = EvalConfig(data=tiny_dataset, pairs_per_category=1, checkpoint=tiny_checkpoint(tmp_path / "tiny.pt"),
                         ik=IKConfig(starts=2, q_steps=2, z_steps=1), pca=PCAConfig(num_pairs=24), pca_cache=None,
-                        progress=False, random_heading=True)
+                        progress=False, random_heading=True, skip_rows=("no_subspace", "unanchored"))
     result = run_evaluation(config)
+    assert {r["method"] for r in result.records} == {"neurok", "identity", "pca"}
+    assert "Ablation: no active subspace (k_q = k)\" skipped (--skip-rows)" in result.markdown
     instance = load_instance(tiny_dataset / "toy_laptop_0002.npz")
     pair = pose_pair("toy_laptop_0002.npz", instance, seed=0)
     R = pair_heading("toy_laptop_0002.npz", seed=0)
@@ -215,3 +219,6 @@ def test_random_heading_turns_each_pair_about_the_up_axis(tiny_dataset, tmp_path
     identity = next(r for r in result.records if r["method"] == "identity")
     assert identity["chamfer_l1"] == pytest.approx(expected["chamfer_l1"], rel=1e-12)
     assert "--random-heading" in result.markdown and "unknown heading" in result.markdown
+    for rows in (("neurok",), ("no_such_row",)):  # NeuROK is every row's reference; names are checked
+        with pytest.raises(NeurokInputError, match="cannot skip"):
+            run_evaluation(replace(config, skip_rows=rows))

@@ -30,6 +30,9 @@ def register(subparsers) -> None:
     parser.add_argument("--random-heading", action="store_true",
                         help="turn each pair (SOURCE and TARGET alike) about the up axis by a seeded random "
                              "angle: objects scanned at an unknown heading")
+    parser.add_argument("--skip-rows", nargs="+", default=[], metavar="ROW",
+                        choices=("no_subspace", "unanchored", "displacement", "no_augment", "identity", "pca"),
+                        help="leave these rows out (NeuROK stays: the others are compared with it)")
     parser.add_argument("--json", metavar="FILE", help="also write every per-pair record as JSON")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                         help="model device (metrics run on the CPU)")
@@ -94,6 +97,8 @@ def command_line(args) -> str:
         words.append("--no-pca-cache")
     if args.random_heading:
         words.append("--random-heading")
+    if args.skip_rows:
+        words += ["--skip-rows", *args.skip_rows]
     return shlex.join(words)
 
 
@@ -122,7 +127,8 @@ def run_eval(args) -> int:
                         device=str(resolve_device(args.device)), metric_samples=args.metric_samples,
                         target_samples=args.target_samples, ik=ik,
                         pca=PCAConfig(num_pairs=args.pca_pairs, components=args.pca_components),
-                        pca_cache=cache, random_heading=args.random_heading, progress=not args.no_progress,
+                        pca_cache=cache, random_heading=args.random_heading, skip_rows=tuple(args.skip_rows),
+                        progress=not args.no_progress,
                         command=command_line(args))
     result = run_evaluation(config)
     out = Path(args.out)

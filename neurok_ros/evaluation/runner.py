@@ -53,8 +53,8 @@ class EvalConfig:
     | "no_augment": checkpoint path}; seed: instance, pose, sample and IK seeds; metric_samples: per
     shape in metrics_in_frame; target_samples: TARGET samples the methods see; pca_cache: folder of
     the PCA subspace cache (None: no cache); random_heading: turn each pair (SOURCE and TARGET
-    alike) about the up axis by a seeded random angle, as a scan at an unknown heading; command: shown
-    in the report."""
+    alike) about the up axis by a seeded random angle, as a scan at an unknown heading; skip_rows: keys
+    of ROWS left out (not "neurok", the reference of the paired table); command: shown in the report."""
 
     data: str | Path
     split: str = "test"
@@ -70,6 +70,7 @@ class EvalConfig:
     pca: PCAConfig = PCAConfig()
     pca_cache: str | Path | None = DEFAULT_PCA_CACHE
     random_heading: bool = False
+    skip_rows: tuple[str, ...] = ()
     progress: bool = True
     command: str = ""
 
@@ -102,6 +103,10 @@ def build_methods(config: EvalConfig, train_files: list[str]) -> tuple[list[Meth
     unknown = sorted(set(config.ablations) - set(ABLATIONS))
     if unknown:
         raise NeurokInputError(f"unknown ablation(s) {unknown}; expected {sorted(ABLATIONS)}")
+    skippable = [key for key, _, _ in ROWS if key != "neurok"]
+    unknown = sorted(set(config.skip_rows) - set(skippable))
+    if unknown:
+        raise NeurokInputError(f"cannot skip row(s) {unknown}; rows that can be skipped: {skippable}")
     labels = {key: label for key, label, _ in ROWS}
     ik = replace(config.ik, seed=config.seed)
     encoding = EncodingConfig(seed=config.seed)
@@ -141,6 +146,8 @@ def build_methods(config: EvalConfig, train_files: list[str]) -> tuple[list[Meth
                      explained=[float(e) for e in subspace.explained])
     methods.append(PCAMethod("pca", labels["pca"], "PCA subspace of training displacements, same IK budget",
                              subspace, PCAFitConfig.from_ik(ik)))
+    notes += [f"Row \"{labels[key]}\" skipped (--skip-rows)." for key in skippable if key in config.skip_rows]
+    methods = [m for m in methods if m.key not in config.skip_rows]
     return methods, checkpoints, notes, pca_facts
 
 

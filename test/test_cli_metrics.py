@@ -74,7 +74,7 @@ def test_bad_files_give_one_line_errors(tmp_path, cube_files):
 def test_json_line_writes_strict_json_at_any_depth():
     # `neurok simulate --json` nests its timings; `neurok request --json` reports NaN for a timing the
     # node did not send: both must stay parseable by strict JSON readers.
-    from neurok_ros.cli.json_output import json_line
+    from neurok_ros.strict_json import json_line
 
     line = json_line({"iou": float("nan"), "seconds": {"wall": 1.5, "encode": float("inf")},
                       "energy": [np.float32(2.0), np.float64(np.nan)], "frames": np.int64(3)})

@@ -27,7 +27,7 @@ def run(args) -> int:
     import numpy as np
     import torch
 
-    from neurok_ros.cli.json_output import json_line
+    from neurok_ros.strict_json import json_line
     from neurok_ros.cli.model_options import load_model_from_args
     from neurok_ros.errors import NeurokInputError
     from neurok_ros.geometry.mesh_io import load_mesh, save_mesh

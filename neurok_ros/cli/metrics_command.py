@@ -34,7 +34,7 @@ def _positive_int(text: str) -> int:
 
 
 def run(args) -> int:
-    from neurok_ros.cli.json_output import json_line
+    from neurok_ros.strict_json import json_line
     from neurok_ros.geometry.metrics import DEFAULT_SEED, mesh_metrics
 
     seed = DEFAULT_SEED if args.seed is None else args.seed

@@ -8,7 +8,7 @@ whose vertices are the columns, frame_id, stamp, latency_s, and the contacts sen
 """
 from __future__ import annotations
 
-from neurok_ros.cli.json_output import json_line
+from neurok_ros.strict_json import json_line
 import time
 
 

@@ -10,7 +10,7 @@ k_q coordinates); energy (T, 3) J: kinetic, potential, total. Defaults: config/s
 """
 from __future__ import annotations
 
-from neurok_ros.cli.json_output import json_line
+from neurok_ros.strict_json import json_line
 
 
 def register(subparsers) -> None:

@@ -11,7 +11,6 @@ samples of each pair, and are scored by metrics_in_frame in SOURCE's normalised 
 from __future__ import annotations
 
 import datetime
-import math
 import os
 import platform
 import tempfile
@@ -32,6 +31,7 @@ from neurok_ros.geometry.metrics import DEFAULT_SEED, metrics_in_frame
 from neurok_ros.geometry.normalisation import NormalisingTransform
 from neurok_ros.kinematics.instance import DEFAULT_CHECKPOINT, EncodingConfig, load_default_model
 from neurok_ros.kinematics.inverse_kinematics import FALLBACK_GAP_RATIO, IKConfig
+from neurok_ros.strict_json import finite_or_none
 from neurok_ros.training.pair_dataset import split_files
 
 ABLATIONS = {"displacement": "Ablation: displacement output", "no_augment": "Ablation: no augmentation"}
@@ -151,14 +151,6 @@ def build_methods(config: EvalConfig, train_files: list[str]) -> tuple[list[Meth
     return methods, checkpoints, notes, pca_facts
 
 
-def _clean(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, (np.floating, np.integer)):
-        return _clean(value.item())
-    return value
-
-
 def evaluate_pair(methods: list[Method], root: Path, file_name: str, config: EvalConfig) -> list[dict]:
     """One record per method for the pose pair of `file_name`."""
     instance = load_instance(root / file_name)
@@ -184,7 +176,7 @@ def evaluate_pair(methods: list[Method], root: Path, file_name: str, config: Eva
                           **{k: prediction.extras.get(k) for k in ("k", "k_q", "loss")})
         except NeurokInputError as exc:
             record["error"] = str(exc).splitlines()[0]
-        records.append({k: _clean(v) for k, v in record.items()})
+        records.append({k: finite_or_none(v) for k, v in record.items()})
     return records
 
 
@@ -213,7 +205,7 @@ def run_evaluation(config: EvalConfig) -> EvalResult:
         records.extend(evaluate_pair(methods, root, file_name, config))
     seconds = time.perf_counter() - started
     summary = {m.key: report.summarise([r for r in records if r["method"] == m.key]) for m in methods}
-    summary = {k: {name: _clean(v) for name, v in s.items()} for k, s in summary.items()}
+    summary = {k: {name: finite_or_none(v) for name, v in s.items()} for k, s in summary.items()}
     trained = set(checkpoints[0]["dataset"].get("train_categories", []))
     unseen = {r["category"] for r in records} - trained if trained else set()
     markdown = render_markdown(config, methods, records, checkpoints, notes, pca_facts, seconds, unseen)

@@ -1,5 +1,5 @@
-"""One JSON line for the CLI's --json output: strict JSON, so a non-finite float (an undefined IoU, a
-timing the node did not report) becomes null instead of Python's NaN token, which JSON parsers reject."""
+"""Strict JSON values (the CLI's --json lines, the eval records): a non-finite float (an undefined IoU,
+a timing the node did not report) becomes null instead of Python's NaN token, which JSON parsers reject."""
 from __future__ import annotations
 
 import json

@@ -86,7 +86,12 @@ def encloses_volume(vertices, faces, num_points: int = DEFAULT_NUM_SAMPLES, padd
     own padded box (fixed seed VOLUME_CHECK_SEED): False for a flat sheet, whose IoU is undefined."""
     low, high = _padded_box(vertices, padding)
     points = _uniform_points(low, high, num_points, np.random.default_rng(VOLUME_CHECK_SEED))
-    return bool(inside_mesh(vertices, faces, points).any())
+    start, chunk = 0, 1024  # growing chunks: a solid answers within the first, a sheet tests them all
+    while start < len(points):
+        if inside_mesh(vertices, faces, points[start:start + chunk]).any():
+            return True
+        start, chunk = start + chunk, 4 * chunk
+    return False
 
 
 def volumetric_iou(V_a, F_a, V_b, F_b, transform: NormalisingTransform,

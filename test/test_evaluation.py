@@ -183,7 +183,8 @@ def test_neurok_eval_end_to_end_on_a_tiny_dataset(tiny_dataset, tmp_path):
     assert next(r for r in data["records"] if r["method"] == "no_subspace")["k_q"] == 16  # tiny: K 4 x F 4
     for needle in ("| NeuROK |", "| Ablation: no active subspace", "| Ablation: displacement output",
                    "| Baseline: PCA", "skipped: no checkpoint given", "Paper Table 1", "## Protocol",
-                   "| toy_laptop |", "`" + str(checkpoint) + "` | 2 |", "## Each row against NeuROK"):
+                   "| toy_laptop |", "`" + str(checkpoint) + "` | 2 |", "## Each row against NeuROK",
+                   "| NeuROK, no-active-subspace and no-rest-anchoring ablations | `"):
         assert needle in text, needle
     assert "no_augment" not in {r["method"] for r in data["records"]}
     # the PCA subspace was cached and a second run reads it back
@@ -210,6 +211,7 @@ def test_random_heading_turns_each_pair_about_the_up_axis(tiny_dataset, tmp_path
     result = run_evaluation(config)
     assert {r["method"] for r in result.records} == {"neurok", "identity", "pca"}
     assert "Ablation: no active subspace (k_q = k)\" skipped (--skip-rows)" in result.markdown
+    assert "| NeuROK | `" in result.markdown  # the checkpoint table names no skipped row
     instance = load_instance(tiny_dataset / "toy_laptop_0002.npz")
     pair = pose_pair("toy_laptop_0002.npz", instance, seed=0)
     R = pair_heading("toy_laptop_0002.npz", seed=0)

@@ -114,7 +114,10 @@ def build_methods(config: EvalConfig, train_files: list[str]) -> tuple[list[Meth
     checkpoints, notes = [], []
     path = Path(config.checkpoint) if config.checkpoint else DEFAULT_CHECKPOINT
     model, payload = load_default_model(path, device=config.device)
-    checkpoints.append(checkpoint_facts("NeuROK, no-active-subspace and no-rest-anchoring ablations", path, payload))
+    sharing = [name for key, name in (("no_subspace", "no-active-subspace"), ("unanchored", "no-rest-anchoring"))
+               if key not in config.skip_rows]
+    role = "NeuROK" + (f", {' and '.join(sharing)} ablation{'s' if len(sharing) > 1 else ''}" if sharing else "")
+    checkpoints.append(checkpoint_facts(role, path, payload))
     methods.append(NeuROKMethod("neurok", labels["neurok"], "default checkpoint, active subspace, fit_pose",
                                 model, encoding, ik))
     methods.append(NeuROKMethod("no_subspace", labels["no_subspace"],

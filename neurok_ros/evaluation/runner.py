@@ -128,6 +128,8 @@ def build_methods(config: EvalConfig, train_files: list[str]) -> tuple[list[Meth
                                 model, replace(encoding, anchor_rest=False), ik))
     expected_output = {"displacement": "displacement", "no_augment": None}
     for key in ABLATIONS:
+        if key in config.skip_rows:
+            continue  # noted below, checkpoint not loaded
         if key not in config.ablations:
             notes.append(f"Row \"{labels[key]}\" skipped: no checkpoint given "
                          f"(--ablation-checkpoints {key}=PATH).")

@@ -205,12 +205,20 @@ def test_config_overrides_reach_the_run_and_bad_ones_are_refused(dataset_dir, tm
     assert training["model"]["output"] == "displacement" and training["training"]["batch_size"] == 3
 
 
-def test_init_from_a_checkpoint_and_mean_reconstruction(dataset_dir, tiny_run, tmp_path):
+def test_init_from_a_checkpoint_and_mean_reconstruction(dataset_dir, tiny_run, tmp_path, capsys):
+    from dataclasses import replace
+
     from neurok_ros.model.losses import LossConfig, neurok_loss
 
     first = train(dataset_dir, tiny_run, tmp_path / "first.pt", device="cpu", steps=2, progress=False)
     again = train(dataset_dir, tiny_run, tmp_path / "again.pt", device="cpu", steps=0, progress=False,
                   init_from=tmp_path / "first.pt")
+    assert "data config differs" not in capsys.readouterr().out
+    # a second stage with another data config (here: no augmentation) says so
+    flat = replace(tiny_run, data=replace(tiny_run.data, augment=False))
+    train(dataset_dir, flat, tmp_path / "flat.pt", device="cpu", steps=0, progress=False,
+          init_from=tmp_path / "first.pt")
+    assert "data config differs from" in (out := capsys.readouterr().out) and "data.augment: True -> False" in out
     for name, value in first.model.state_dict().items():  # zero steps from the init: its weights
         torch.testing.assert_close(again.model.state_dict()[name], value)
     ds = PairDataset(dataset_dir, "train", tiny_run.data, seed=0, augment=False)

@@ -141,6 +141,12 @@ def train(data_dir: str | Path, run: RunConfig, out: str | Path, device: str = "
         teardown_distributed(context)
 
 
+def data_config_changes(stored: dict, requested: dict) -> list[str]:
+    """"data.KEY: stored -> requested" for each key of the data config whose value differs."""
+    return [f"data.{key}: {stored.get(key)!r} -> {requested.get(key)!r}"
+            for key in sorted(set(stored) | set(requested)) if stored.get(key) != requested.get(key)]
+
+
 def _train(data_dir: Path, run: RunConfig, cfg: TrainingConfig, out: Path, context: DistributedContext,
            resume: bool, split_file, progress: bool, init_from=None) -> TrainResult:
     from tqdm import tqdm
@@ -170,6 +176,10 @@ def _train(data_dir: Path, run: RunConfig, cfg: TrainingConfig, out: Path, conte
         if start["config"]["model"] != run.model.to_dict():
             raise NeurokInputError(f"{init_from}: its model config differs from the requested one")
         model.load_state_dict(start["model_state"])
+        changes = data_config_changes(start["config"].get("data", {}), run.data.to_dict())
+        if changes and context.is_main:  # e.g. a no-augmentation model trained on with augmentation
+            print(f"neurok train: note: the data config differs from {init_from}'s: {'; '.join(changes)} "
+                  f"(--set data.KEY=VALUE keeps the stored value)")
 
     train_set = PairDataset(data_dir, "train", run.data, seed=cfg.seed, split_file=split_file)
     if len(train_set) == 0:

@@ -31,8 +31,8 @@ def register(subparsers) -> None:
                         help="turn each pair (SOURCE and TARGET alike) about the up axis by a seeded random "
                              "angle: objects scanned at an unknown heading")
     parser.add_argument("--skip-rows", nargs="+", default=[], metavar="ROW",
-                        choices=("no_subspace", "unanchored", "displacement", "no_augment", "identity", "pca"),
-                        help="leave these rows out (NeuROK stays: the others are compared with it)")
+                        help="leave these rows out: no_subspace, unanchored, displacement, no_augment, identity, "
+                             "pca (NeuROK stays: the others are compared with it)")
     parser.add_argument("--json", metavar="FILE", help="also write every per-pair record as JSON")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                         help="model device (metrics run on the CPU)")

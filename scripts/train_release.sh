@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
 # Train the shipped checkpoint and the models docs/eval.md compares it with, side by side on one
 # machine (one GPU holds all four): the default model, a model trained without two whole categories,
-# and two ablations (displacement output, no augmentation). Each run has the same wall-clock budget;
-# its cosine learning-rate schedule is fitted to that budget.
+# and two ablations (displacement output, no augmentation). Each run has the same wall-clock budget
+# (or, with STEPS, the same number of steps: a matched-budget comparison); its cosine learning-rate
+# schedule is fitted to that budget.
 #
 #   scripts/train_release.sh OUT_DIR [MINUTES]        (make train OUT=... MINUTES=...)
 #
 # Environment: PYTHON (default .venv/bin/python), DATA (an existing dataset folder; default: generate
 # config/dataset.yaml into OUT_DIR/data), DEVICE (auto|cpu|cuda), BATCH (pairs per step),
 # HOLDOUT (categories kept out of the held-out model's training), INIT_DIR (start each run from
-# INIT_DIR/<name>.pt: a second stage), SET (extra --set overrides for every run, space-separated).
-# Writes OUT_DIR/{default,holdout,displacement,no_augment}.pt with .log.jsonl and .out beside each;
-# default.pt and holdout.pt then get their posterior banks (`neurok bank`).
+# INIT_DIR/<name>.pt: a second stage), SET (extra --set overrides for every run, space-separated),
+# STEPS (train each run for exactly this many steps; MINUTES is then ignored), RUNS (which of
+# default holdout displacement no_augment to train; default: all four).
+# Writes OUT_DIR/<run>.pt with .log.jsonl and .out beside each; each then gets its posterior bank
+# (`neurok bank`, in place), which the evaluation's NeuROK and ablation rows use.
+#
+#   matched budgets on one GPU, in two stages of equal length (the same stages for every model):
+#   DEVICE=cuda BATCH=64 STEPS=9600 RUNS="default displacement no_augment" scripts/train_release.sh out/m1
+#   DEVICE=cuda BATCH=64 STEPS=9600 RUNS="default displacement no_augment" INIT_DIR=out/m1 scripts/train_release.sh out/m2
 set -euo pipefail
 OUT=${1:?usage: scripts/train_release.sh OUT_DIR [MINUTES]}
 MINUTES=${2:-60}
@@ -19,6 +26,11 @@ PYTHON=${PYTHON:-.venv/bin/python}
 DEVICE=${DEVICE:-auto}
 BATCH=${BATCH:-16}
 HOLDOUT=${HOLDOUT:-box_lid cloth_corner_lift}
+RUNS=${RUNS:-default holdout displacement no_augment}
+for run in $RUNS; do
+  case $run in default|holdout|displacement|no_augment) ;; *) echo "unknown run '$run' in RUNS" >&2; exit 2 ;; esac
+done
+if [ -n "${STEPS:-}" ]; then budget=(--steps "$STEPS"); else budget=(--max-minutes "$MINUTES" --steps 10000000); fi
 CORES=$(nproc)
 mkdir -p "$OUT"
 neurok() { "$PYTHON" -m neurok_ros "$@"; }
@@ -35,11 +47,12 @@ share=$(( CORES > 8 ? (CORES - 4) / 4 : 1 ))
 main_workers=$(( CORES > 8 ? CORES - 4 - 3 * share : 1 ))
 launch() {
   local name=$1 workers=$2; shift 2
+  case " $RUNS " in *" $name "*) ;; *) return 0 ;; esac
   local extra=()
   if [ -n "${INIT_DIR:-}" ]; then extra+=(--init "$INIT_DIR/$name.pt"); fi
   for item in ${SET:-}; do extra+=(--set "$item"); done
   OMP_NUM_THREADS=2 neurok train "${extra[@]}" --data "$DATA" --out "$OUT/$name.pt" --device "$DEVICE" \
-    --max-minutes "$MINUTES" --steps 10000000 --batch-size "$BATCH" --workers "$workers" --no-progress \
+    "${budget[@]}" --batch-size "$BATCH" --workers "$workers" --no-progress \
     "$@" > "$OUT/$name.out" 2>&1 &
 }
 launch default "$main_workers"
@@ -49,10 +62,12 @@ launch no_augment "$share" --set data.augment=false
 status=0
 for job in $(jobs -p); do wait "$job" || status=1; done
 tail -n 2 "$OUT"/*.out
-# the posterior bank of the models that sample (docs/model.md, "Posterior bank"), written in place
+# each model's posterior bank (docs/model.md, "Posterior bank"), written in place
 if [ $status -eq 0 ]; then
-  neurok bank --data "$DATA" --checkpoint "$OUT/default.pt" --out "$OUT/default.pt" --no-progress || status=1
-  neurok bank --data "$DATA" --checkpoint "$OUT/holdout.pt" --out "$OUT/holdout.pt" \
-    --split-file "$OUT/holdout_split.json" --no-progress || status=1
+  for run in $RUNS; do
+    split=()
+    if [ "$run" = holdout ]; then split=(--split-file "$OUT/holdout_split.json"); fi
+    neurok bank --data "$DATA" --checkpoint "$OUT/$run.pt" --out "$OUT/$run.pt" "${split[@]}" --no-progress || status=1
+  done
 fi
 exit $status

@@ -16,9 +16,10 @@
 # Writes OUT_DIR/<run>.pt with .log.jsonl and .out beside each; each then gets its posterior bank
 # (`neurok bank`, in place), which the evaluation's NeuROK and ablation rows use.
 #
-#   matched budgets on one GPU, in two stages of equal length (the same stages for every model):
-#   DEVICE=cuda BATCH=64 STEPS=9600 RUNS="default displacement no_augment" scripts/train_release.sh out/m1
-#   DEVICE=cuda BATCH=64 STEPS=9600 RUNS="default displacement no_augment" INIT_DIR=out/m1 scripts/train_release.sh out/m2
+#   matched budgets on one GPU, the shipped model's stages for every model (docs/model.md):
+#   DEVICE=cuda BATCH=64 STEPS=4660 RUNS="default displacement no_augment" scripts/train_release.sh out/m1
+#   then the same with INIT_DIR=out/m1 SET=training.warmup_steps=50 STEPS=2600 into out/m2, and
+#   with INIT_DIR=out/m2 SET=training.warmup_steps=50 STEPS=11960 into out/m3
 set -euo pipefail
 OUT=${1:?usage: scripts/train_release.sh OUT_DIR [MINUTES]}
 MINUTES=${2:-60}

@@ -29,7 +29,7 @@ import numpy as np
 
 from neurok_ros.errors import MeshError
 from neurok_ros.training.instance_cache import InstanceCache
-from neurok_ros.training.similarity import random_rotation
+from neurok_ros.training.similarity import axis_angle_matrix, random_rotation
 
 
 def _complete_homogeneous(y: np.ndarray, degree: int) -> np.ndarray:
@@ -76,12 +76,7 @@ def heading_angle(vertices, faces, up_axis: int = 2) -> float:
 def heading_rotation(vertices, faces, up_axis: int = 2) -> np.ndarray:
     """(3, 3) rotation about the up axis that turns the mesh to its canonical heading: applied to
     vertices (p -> R p) it puts the major axis u on the first horizontal axis."""
-    angle = -heading_angle(vertices, faces, up_axis)
-    c, s = np.cos(angle), np.sin(angle)
-    h = horizontal_axes(up_axis)
-    up = np.eye(3)[up_axis]
-    return np.outer(up, up) + c * (np.outer(h[0], h[0]) + np.outer(h[1], h[1])) + s * (
-        np.outer(h[1], h[0]) - np.outer(h[0], h[1]))
+    return axis_angle_matrix(np.eye(3)[up_axis], -heading_angle(vertices, faces, up_axis))
 
 
 def _circular_gap(a: float, b: float) -> float:

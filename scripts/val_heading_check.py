@@ -16,11 +16,9 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-import torch
-
 from neurok_ros.training.checkpoint import load_model
-from neurok_ros.training.distributed import DistributedContext
-from neurok_ros.training.pair_dataset import PairDataset, split_files
+from neurok_ros.training.distributed import setup_distributed
+from neurok_ros.training.pair_dataset import PairDataset
 from neurok_ros.training.run_config import RunConfig
 from neurok_ros.training.trainer import validate
 
@@ -31,8 +29,7 @@ def main() -> int:
     parser.add_argument("--out", default="docs/model/val_heading_check.json")
     parser.add_argument("checkpoints", nargs="+", metavar="NAME=CHECKPOINT")
     args = parser.parse_args()
-    context = DistributedContext(rank=0, world_size=1, local_rank=0, device=torch.device("cpu"), owns_group=False)
-    files = split_files(args.data, "val")
+    context = setup_distributed("cpu")  # one process
     results = {}
     for item in args.checkpoints:
         name, _, path = item.partition("=")
@@ -41,8 +38,7 @@ def main() -> int:
         turn_only = replace(run.data, rotation="upright", max_tilt_degrees=0.0, scale_range=(1.0, 1.0))
         row = {"checkpoint": path, "val_pairs": run.training.val_pairs}
         for heading in ("dataset", "random"):
-            pairs = PairDataset(args.data, "val", turn_only, seed=run.training.seed + 1,
-                                augment=heading == "random", files=files)
+            pairs = PairDataset(args.data, "val", turn_only, seed=run.training.seed + 1, augment=heading == "random")
             metrics = validate(model, pairs, run, context)
             row[heading] = {key: metrics[f"val_{key}"] for key in ("point_error", "position")}
         results[name] = row

@@ -12,7 +12,9 @@
 # HOLDOUT (categories kept out of the held-out model's training), INIT_DIR (start each run from
 # INIT_DIR/<name>.pt: a second stage), SET (extra --set overrides for every run, space-separated),
 # STEPS (train each run for exactly this many steps; MINUTES is then ignored), RUNS (which of
-# default holdout displacement no_augment to train; default: all four).
+# default holdout displacement no_augment to train; default: all four), THREADS (torch threads per
+# run, default 2), RESUME=1 (continue each run from its last periodic checkpoint in OUT_DIR: a run
+# stopped by a machine or session going away picks up where it was; with STEPS).
 # Writes OUT_DIR/<run>.pt with .log.jsonl and .out beside each; each then gets its posterior bank
 # (`neurok bank`, in place), which the evaluation's NeuROK and ablation rows use.
 #
@@ -20,11 +22,15 @@
 #   DEVICE=cuda BATCH=64 STEPS=4660 RUNS="default displacement no_augment" scripts/train_release.sh out/m1
 #   then the same with INIT_DIR=out/m1 SET=training.warmup_steps=50 STEPS=2600 into out/m2, and
 #   with INIT_DIR=out/m2 SET=training.warmup_steps=50 STEPS=11960 into out/m3
+#   on a 2-core CPU instead, over several sessions (~1.8 s/step for two runs side by side):
+#   DEVICE=cpu BATCH=64 STEPS=4660 THREADS=1 RESUME=1 RUNS="displacement no_augment" \
+#     SET=training.checkpoint_every=100 DATA=... scripts/train_release.sh out/m1   (and so on)
 set -euo pipefail
 OUT=${1:?usage: scripts/train_release.sh OUT_DIR [MINUTES]}
 MINUTES=${2:-60}
 PYTHON=${PYTHON:-.venv/bin/python}
 DEVICE=${DEVICE:-auto}
+THREADS=${THREADS:-2}
 BATCH=${BATCH:-16}
 HOLDOUT=${HOLDOUT:-box_lid cloth_corner_lift}
 RUNS=${RUNS:-default holdout displacement no_augment}
@@ -51,10 +57,11 @@ launch() {
   case " $RUNS " in *" $name "*) ;; *) return 0 ;; esac
   local extra=()
   if [ -n "${INIT_DIR:-}" ]; then extra+=(--init "$INIT_DIR/$name.pt"); fi
+  if [ "${RESUME:-0}" = 1 ]; then extra+=(--resume); fi
   for item in ${SET:-}; do extra+=(--set "$item"); done
-  OMP_NUM_THREADS=2 neurok train "${extra[@]}" --data "$DATA" --out "$OUT/$name.pt" --device "$DEVICE" \
+  OMP_NUM_THREADS=$THREADS neurok train "${extra[@]}" --data "$DATA" --out "$OUT/$name.pt" --device "$DEVICE" \
     "${budget[@]}" --batch-size "$BATCH" --workers "$workers" --no-progress \
-    "$@" > "$OUT/$name.out" 2>&1 &
+    "$@" >> "$OUT/$name.out" 2>&1 &
 }
 launch default "$main_workers"
 launch holdout "$share" --split-file "$OUT/holdout_split.json"

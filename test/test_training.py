@@ -16,7 +16,7 @@ from neurok_ros.training.instance_cache import InstanceCache, pose_sequence
 from neurok_ros.training.pair_dataset import PairConfig, PairDataset, make_pair
 from neurok_ros.training.run_config import load_run_config
 from neurok_ros.training.similarity import random_rotation, transform_dual_quaternions, transform_points
-from neurok_ros.training.trainer import collate, compute_loss, train
+from neurok_ros.training.trainer import collate, compute_loss, train, validation_pair_ids
 
 sys.path.insert(0, str(Path(__file__).parent))
 from toy_kinematic_data import drawer, laptop  # noqa: E402
@@ -99,6 +99,19 @@ def test_dataset_is_deterministic_and_caches(dataset_dir):
     cache = InstanceCache(100.0)
     path = dataset_dir / ds.files[0]
     assert cache.get(path) is cache.get(path) and cache.loads == 1
+
+
+def test_validation_pairs_come_from_every_part_of_the_val_split(dataset_dir):
+    ds = PairDataset(dataset_dir, "val", PairConfig(input_points=32, query_points=16))
+    categories = {name.rsplit("_", 1)[0] for name in ds.files}
+    assert len(categories) > 1
+    ids = validation_pair_ids(len(ds), len(ds.files))  # as many pairs as val instances: one from each
+    assert sorted(ds[i]["instance"] for i in ids) == list(range(len(ds.files)))
+    assert validation_pair_ids(len(ds), 10 ** 6) == list(range(len(ds)))
+    assert validation_pair_ids(len(ds), 0) == []
+    # the released dataset's val split: 352 instances x 8 pairs; 256 pairs from 256 instances, end to end
+    instances = [i // 8 for i in validation_pair_ids(352 * 8, 256)]
+    assert len(set(instances)) == 256 and instances[0] == 0 and instances[-1] >= 350
 
 
 def test_training_steps_lower_the_loss_on_a_fixed_batch(dataset_dir, tiny_run):

@@ -88,11 +88,20 @@ def dataset_facts(data_dir: Path, train_files: list[str]) -> dict:
     return facts
 
 
+def validation_pair_ids(num_pairs: int, val_pairs: int) -> list[int]:
+    """val_pairs pair ids spread evenly over a val set of num_pairs pairs (all of them if fewer), so
+    the fixed validation pairs come from every part of the split. The split lists its instances
+    category by category, and a pair's instance is its id // pairs_per_instance: the first 256 ids
+    alone would be the first 32 instances, two categories of twenty."""
+    count = max(0, min(val_pairs, num_pairs))
+    return [j * num_pairs // count for j in range(count)]
+
+
 @torch.no_grad()
 def validate(model: NeuROKModel, dataset: PairDataset, run: RunConfig, context: DistributedContext) -> dict:
-    """Mean metrics over run.training.val_pairs fixed pairs (posterior mean, no sampling), sharded
-    over ranks and summed; keys "val_" + METRIC_NAMES."""
-    ids = list(range(run.training.val_pairs))[context.rank::context.world_size]
+    """Mean metrics over run.training.val_pairs fixed pairs spread over the split (posterior mean,
+    no sampling), sharded over ranks and summed; keys "val_" + METRIC_NAMES."""
+    ids = validation_pair_ids(len(dataset), run.training.val_pairs)[context.rank::context.world_size]
     sums = torch.zeros(len(METRIC_NAMES) + 1, dtype=torch.float64, device=context.device)
     was_training = model.training
     model.eval()

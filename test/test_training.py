@@ -1,6 +1,7 @@
 """Pair dataset geometry, optimisation, checkpoints (weights_only) and resume, on a small real 4D dataset."""
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -9,6 +10,7 @@ import torch
 
 from neurok_ros.cli import main as neurok_main
 from neurok_ros.config_files import config_path
+from neurok_ros.errors import NeurokInputError
 from neurok_ros.geometry import dual_quaternion as dq
 from neurok_ros.model import NeuROKModel
 from neurok_ros.training.checkpoint import CheckpointError, load_checkpoint, load_model
@@ -114,7 +116,9 @@ def test_validation_pairs_come_from_every_part_of_the_val_split(dataset_dir):
     assert len(set(instances)) == 256 and instances[0] == 0 and instances[-1] >= 350
 
 
-def test_training_steps_lower_the_loss_on_a_fixed_batch(dataset_dir, tiny_run):
+@pytest.mark.parametrize("moved_points", [False, True])
+def test_training_steps_lower_the_loss_on_a_fixed_batch(dataset_dir, tiny_run, moved_points):
+    tiny_run = replace(tiny_run, model=replace(tiny_run.model, encoder_moved_points=moved_points))
     ds = PairDataset(dataset_dir, "train", tiny_run.data, seed=0, augment=False)
     batch = collate([ds[i] for i in range(0, 24, 3)])
     torch.manual_seed(0)
@@ -171,6 +175,20 @@ def test_resume_continues_the_step_count_and_the_same_run(dataset_dir, tiny_run,
     assert steps == [1, 2, 3, 4, 5, 6]
     for name, value in straight.model.state_dict().items():  # same batches, noise and AdamW state
         torch.testing.assert_close(resumed.model.state_dict()[name], value, rtol=1e-6, atol=1e-7)
+
+
+def test_checkpoints_written_before_a_model_option_existed_resume_and_start_runs(dataset_dir, tiny_run, tmp_path):
+    out = tmp_path / "old.pt"
+    train(dataset_dir, tiny_run, out, device="cpu", steps=2, progress=False)
+    payload = torch.load(out, weights_only=True)
+    del payload["config"]["model"]["encoder_moved_points"]  # as written before the option was added
+    torch.save(payload, out)
+    assert train(dataset_dir, tiny_run, out, device="cpu", steps=3, resume=True, progress=False).step == 3
+    started = train(dataset_dir, tiny_run, tmp_path / "next.pt", device="cpu", steps=1, progress=False, init_from=out)
+    assert started.step == 1
+    other = replace(tiny_run, model=replace(tiny_run.model, encoder_moved_points=True))
+    with pytest.raises(NeurokInputError, match="model config differs"):
+        train(dataset_dir, other, out, device="cpu", steps=4, resume=True, progress=False)
 
 
 def test_cli_train_and_resume_errors(dataset_dir, tmp_path):

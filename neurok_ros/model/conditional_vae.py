@@ -8,20 +8,13 @@ from neurok_ros.geometry import dual_quaternion as dq
 from neurok_ros.model.config import ModelConfig
 from neurok_ros.model.deformation_decoder import DeformationDecoder, QueryCache
 from neurok_ros.model.deformation_encoder import DeformationEncoder
+from neurok_ros.model.deformation_output import apply_deformation  # noqa: F401  (re-exported)
 from neurok_ros.model.prior_encoder import PriorEncoder
 
 
 def parameter_count(model: nn.Module) -> int:
     """Number of trainable parameters."""
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
-
-
-def apply_deformation(prediction: torch.Tensor, points: torch.Tensor, output: str) -> torch.Tensor:
-    """Deformed positions (B, N, 3): points (B or 1, N, 3) moved by per-point unit dual quaternions
-    (B, N, 8) or displacements (B, N, 3); normalised object frame."""
-    if output == "dual_quaternion":
-        return dq.apply(prediction, points)
-    return points + prediction
 
 
 def _repeat_per_draw(tensor: torch.Tensor, count: int) -> torch.Tensor:

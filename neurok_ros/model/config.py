@@ -17,7 +17,8 @@ class ModelConfig:
     the latent (+ shape) tokens; decoder_query_blocks: cross-attention blocks of the query points;
     mlp_ratio: hidden width / width of every MLP; output: "dual_quaternion" (8 per point) or
     "displacement" (3 per point); decoder_shape_tokens: whether the decoder also attends to E_cond's
-    shape tokens."""
+    shape tokens; encoder_moved_points: whether E_vae also reads the Fourier features of the moved
+    points, not only the raw deformation numbers (off in the shipped checkpoint)."""
 
     width: int = 128
     heads: int = 4
@@ -30,6 +31,7 @@ class ModelConfig:
     mlp_ratio: float = 2.0
     output: str = "dual_quaternion"
     decoder_shape_tokens: bool = True
+    encoder_moved_points: bool = False
 
     def __post_init__(self):
         if self.output not in OUTPUTS:

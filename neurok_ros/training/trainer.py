@@ -17,6 +17,7 @@ from torch.utils.data import DataLoader
 
 from neurok_ros.errors import NeurokInputError
 from neurok_ros.model.conditional_vae import NeuROKModel, parameter_count
+from neurok_ros.model.config import ModelConfig
 from neurok_ros.model.losses import neurok_loss
 from neurok_ros.training.checkpoint import load_checkpoint, load_train_state, save_checkpoint
 from neurok_ros.training.distributed import (DistributedContext, all_reduce_sum, barrier, setup_distributed,
@@ -169,7 +170,7 @@ def _train(data_dir: Path, run: RunConfig, cfg: TrainingConfig, out: Path, conte
     step, metrics = 0, {}
     if resume and out.is_file():
         checkpoint = load_checkpoint(out, map_location=context.device)
-        if checkpoint["config"]["model"] != run.model.to_dict():
+        if ModelConfig.from_dict(checkpoint["config"]["model"]) != run.model:
             raise NeurokInputError(f"{out}: its model config differs from the requested one; cannot resume")
         model.load_state_dict(checkpoint["model_state"])
         step, metrics = int(checkpoint["step"]), dict(checkpoint["metrics"])
@@ -182,7 +183,7 @@ def _train(data_dir: Path, run: RunConfig, cfg: TrainingConfig, out: Path, conte
         print(f"neurok train: {out} does not exist yet; starting from step 0")
     if init_from is not None and step == 0:
         start = load_checkpoint(init_from, map_location=context.device)
-        if start["config"]["model"] != run.model.to_dict():
+        if ModelConfig.from_dict(start["config"]["model"]) != run.model:
             raise NeurokInputError(f"{init_from}: its model config differs from the requested one")
         model.load_state_dict(start["model_state"])
         changes = data_config_changes(start["config"].get("data", {}), run.data.to_dict())

@@ -20,8 +20,8 @@ class DeformationEncoder(nn.Module):
     (with `encoder_moved_points`, so are the Fourier features of where each point moves: a
     translation of a few hundredths then reaches the encoder as strongly as the shape does, where
     raw dual-quaternion or displacement numbers of that size are drowned by the unit-sized
-    features of the points); a perceiver with 2K tokens summarises; the first K tokens give the mean, the last K the
-    log-variance (clamped to LOGVAR_RANGE for numerical safety)."""
+    features of the points); a perceiver with 2K tokens summarises; the first K tokens give the
+    mean, the last K the log-variance (clamped to LOGVAR_RANGE for numerical safety)."""
 
     def __init__(self, config: ModelConfig):
         super().__init__()

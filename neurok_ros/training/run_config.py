@@ -18,8 +18,8 @@ class TrainingConfig:
     """batch_size: pairs per optimizer step per process (DDP: per rank); steps: total optimizer
     steps; learning_rate: AdamW peak, reached after warmup_steps, then cosine decay to
     learning_rate * min_learning_rate_ratio at `steps`; grad_clip: max global gradient norm;
-    val_every / checkpoint_every / log_every: in steps; val_pairs: fixed validation pairs, spread over the split;
-    workers: DataLoader worker processes (0 = load in the training process); precision: "fp32", or
+    val_every / checkpoint_every / log_every: in steps; val_pairs: fixed validation pairs, spread
+    over the split; workers: DataLoader worker processes (0 = load in the training process); precision: "fp32", or
     "bf16" autocast (CUDA); max_minutes: wall-clock budget (0 = none): the run stops and saves once
     it is spent, and the cosine schedule follows whichever of steps and time is further along
     (a time-budgeted run is not bit-reproducible)."""

@@ -25,11 +25,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from neurok_ros.evaluation.pose_pairs import category_of
 from neurok_ros.model.conditional_vae import apply_deformation
 from neurok_ros.training.checkpoint import load_model
 from neurok_ros.training.pair_dataset import PairDataset, encoder_deformation
 from neurok_ros.training.run_config import RunConfig
 from neurok_ros.training.trainer import collate
+from val_heading_check import posterior_batches  # scripts/, beside this file
 
 MOVING = 1e-3  # normalised units
 MIN_POINTS = 5
@@ -69,19 +71,16 @@ def fitted_latent_travel(model, item: dict, output: str) -> tuple[float, float, 
                 float((z - start).norm()))
 
 
-@torch.no_grad()
-def recovery(model, pairs: PairDataset, output: str, batch_size: int = 64) -> dict[str, dict[str, float]]:
+def recovery(model, pairs: PairDataset, output: str) -> dict[str, dict[str, float]]:
     """Per category: pairs, median fraction of the travel reproduced, median cosine."""
     rows = defaultdict(list)
-    for start in range(0, len(pairs), batch_size):
-        batch = collate([pairs[i] for i in range(start, min(len(pairs), start + batch_size))])
-        outputs = model(batch["points"], encoder_deformation(batch, output), batch["query_points"], sample=False)
-        predicted = apply_deformation(outputs["prediction"].float(), batch["query_points"], output) - batch["query_points"]
+    for categories, batch, prediction in posterior_batches(model, pairs, output):
+        predicted = apply_deformation(prediction, batch["query_points"], output) - batch["query_points"]
         true = batch["target_positions"] - batch["query_points"]
-        for j, instance in enumerate(batch["instance"].tolist()):
-            if travel_fraction(predicted[j], true[j]) is None:
-                continue
-            rows[pairs.files[instance].rsplit("_", 1)[0]].append(travel_fraction(predicted[j], true[j]))
+        for j, category in enumerate(categories):
+            fraction = travel_fraction(predicted[j], true[j])
+            if fraction is not None:
+                rows[category].append(fraction)
     return {category: {"pairs": len(values), "travel": float(np.median([v[0] for v in values])),
                        "cosine": float(np.median([v[1] for v in values]))} for category, values in sorted(rows.items())}
 
@@ -94,7 +93,7 @@ def fit_latents(model, pairs: PairDataset, output: str, count: int) -> dict[str,
     rows = defaultdict(list)
     for i in range(len(pairs)):
         item = pairs[i]
-        category = pairs.files[item["instance"]].rsplit("_", 1)[0]
+        category = category_of(pairs.files[item["instance"]])
         true = torch.as_tensor(item["target_positions"] - item["query_points"])
         if len(rows[category]) >= count or travel_fraction(true, true) is None:
             continue

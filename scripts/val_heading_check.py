@@ -1,13 +1,13 @@
 """Reconstruction error of checkpoints at the dataset's heading and at a random one, on the val split.
 
-The val point error of `neurok train` (posterior mean, the first training.val_pairs fixed val pairs,
-no augmentation), and the same pairs each turned about the up axis by a seeded random angle (no tilt,
+The val point error of `neurok train` (posterior mean, its training.val_pairs fixed val pairs spread
+over the split, no augmentation), and the same pairs each turned about the up axis by a seeded random angle (no tilt,
 no scale): how much of a model's fit depends on meeting objects at the heading of its training data.
 A turned object's bounding box is larger, so its normalised errors are smaller: compare models at
 the same heading, not one heading with the other.
 
 --per-category adds, for each heading, the mean point error per category over every val pair (all
-val instances x data.pairs_per_instance pairs, not only the first val_pairs): where a model's
+val instances x data.pairs_per_instance pairs, not only val_pairs of them): where a model's
 deficit lies.
 
     .venv/bin/python scripts/val_heading_check.py --data DATASET_DIR --out docs/model/val_heading_check.json \\
@@ -23,6 +23,7 @@ from pathlib import Path
 
 import torch
 
+from neurok_ros.evaluation.pose_pairs import category_of
 from neurok_ros.model.losses import reconstruction_terms
 from neurok_ros.training.checkpoint import load_model
 from neurok_ros.training.distributed import setup_distributed
@@ -32,16 +33,23 @@ from neurok_ros.training.trainer import collate, validate
 
 
 @torch.no_grad()
-def per_category(model, pairs: PairDataset, output: str, batch_size: int = 64) -> dict[str, float]:
-    """Mean point error (posterior mean, normalised units) of every pair of `pairs`, per category."""
-    errors = defaultdict(list)
+def posterior_batches(model, pairs: PairDataset, output: str, batch_size: int = 64):
+    """Every pair of `pairs` in batches: yields (categories, collated batch, prediction (B, Q, 8 | 3)
+    decoded from the posterior mean)."""
     for start in range(0, len(pairs), batch_size):
         batch = collate([pairs[i] for i in range(start, min(len(pairs), start + batch_size))])
         outputs = model(batch["points"], encoder_deformation(batch, output), batch["query_points"], sample=False)
-        terms = reconstruction_terms(outputs["prediction"].float(), batch["query_points"], batch["target_positions"],
+        yield [category_of(pairs.files[i]) for i in batch["instance"].tolist()], batch, outputs["prediction"].float()
+
+
+def per_category(model, pairs: PairDataset, output: str) -> dict[str, float]:
+    """Mean point error (posterior mean, normalised units) of every pair of `pairs`, per category."""
+    errors = defaultdict(list)
+    for categories, batch, prediction in posterior_batches(model, pairs, output):
+        terms = reconstruction_terms(prediction, batch["query_points"], batch["target_positions"],
                                      batch.get("target_dual_quaternions"), output)
-        for instance, error in zip(batch["instance"].tolist(), terms["point_error"].tolist()):
-            errors[pairs.files[instance].rsplit("_", 1)[0]].append(error)
+        for category, error in zip(categories, terms["point_error"].tolist()):
+            errors[category].append(error)
     means = {category: sum(values) / len(values) for category, values in sorted(errors.items())}
     means["all"] = sum(sum(values) for values in errors.values()) / sum(len(values) for values in errors.values())
     return means

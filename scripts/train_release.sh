@@ -14,14 +14,16 @@
 # STEPS (train each run for exactly this many steps; MINUTES is then ignored), RUNS (which of
 # default holdout displacement no_augment to train; default: all four), THREADS (torch threads per
 # run, default 2), RESUME=1 (continue each run from its last periodic checkpoint in OUT_DIR: a run
-# stopped by a machine or session going away picks up where it was; with STEPS).
+# stopped by a machine or session going away picks up where it was; with STEPS), BANK=0 (skip the
+# posterior banks: an intermediate stage, whose checkpoints only seed the next).
 # Writes OUT_DIR/<run>.pt with .log.jsonl and .out beside each; each then gets its posterior bank
 # (`neurok bank`, in place), which the evaluation's NeuROK and ablation rows use.
 #
 #   matched budgets on one GPU, the shipped model's stages for every model (docs/model.md):
-#   DEVICE=cuda BATCH=64 STEPS=4660 RUNS="default displacement no_augment" scripts/train_release.sh out/m1
-#   then the same with INIT_DIR=out/m1 SET=training.warmup_steps=50 STEPS=2600 into out/m2, and
-#   with INIT_DIR=out/m2 SET=training.warmup_steps=50 STEPS=11960 into out/m3
+#   DEVICE=cuda BATCH=64 STEPS=4660 BANK=0 RUNS="default displacement no_augment" \
+#     scripts/train_release.sh out/m1
+#   then the same with INIT_DIR=out/m1 SET=training.warmup_steps=50 STEPS=2600 into out/m2 (BANK=0
+#   again: only the last stage needs banks), and with INIT_DIR=out/m2 STEPS=11960 into out/m3
 #   on a 2-core CPU instead, over several sessions (~1.8 s/step for two runs side by side):
 #   DEVICE=cpu BATCH=64 STEPS=4660 THREADS=1 RESUME=1 RUNS="displacement no_augment" \
 #     SET=training.checkpoint_every=100 DATA=... scripts/train_release.sh out/m1   (and so on)
@@ -71,7 +73,7 @@ status=0
 for job in $(jobs -p); do wait "$job" || status=1; done
 tail -n 2 "$OUT"/*.out
 # each model's posterior bank (docs/model.md, "Posterior bank"), written in place
-if [ $status -eq 0 ]; then
+if [ $status -eq 0 ] && [ "${BANK:-1}" != 0 ]; then
   for run in $RUNS; do
     split=()
     if [ "$run" = holdout ]; then split=(--split-file "$OUT/holdout_split.json"); fi

@@ -15,6 +15,7 @@ from neurok_ros.model.posterior_bank import PosteriorBank, bank_draws
 from neurok_ros.training.checkpoint import CheckpointError, load_checkpoint, load_model, save_checkpoint
 from neurok_ros.training.pair_dataset import PairDataset, encoder_deformation
 from neurok_ros.training.posterior_bank_build import attach_posterior_bank, bank_pair_ids, build_posterior_bank, moves
+from neurok_ros.training.posterior_refinement import pair_objective, refine_posterior_means
 from neurok_ros.training.run_config import load_run_config
 from neurok_ros.training.trainer import collate
 
@@ -78,6 +79,42 @@ def test_build_stores_prior_means_and_posterior_differences(toy_dataset_dir, tin
     assert float((moved - rest).abs().max()) > 1e-3  # the pairs move: the offsets are not zero
 
 
+def test_refined_means_lower_every_pairs_own_training_objective(toy_dataset_dir, tiny):
+    run, model, _ = tiny
+    dataset = PairDataset(toy_dataset_dir, "train", run.data, augment=False)
+    batch = collate([item for item in (dataset[i] for i in range(12)) if moves(item)][:6])
+    with torch.no_grad():
+        mean, logvar = model.encode_posterior(batch["points"], encoder_deformation(batch, model.output))
+        prior_mean, shape = model.encode_prior(batch["points"])
+    same, before, after = refine_posterior_means(model, mean, logvar, prior_mean, shape, batch, run.loss, 0, 0.2)
+    assert torch.equal(same, mean) and torch.equal(before, after)
+    refined, before, after = refine_posterior_means(model, mean, logvar, prior_mean, shape, batch, run.loss, 20, 0.2)
+    assert refined.shape == mean.shape and not any(p.grad is not None for p in model.parameters())
+    assert bool((after < before).all())  # every pair gains
+    with torch.no_grad():  # what it returns is what the refined means score
+        np.testing.assert_allclose(pair_objective(model, refined, logvar, prior_mean, shape, batch, run.loss),
+                                   after, rtol=1e-5)
+        # the objective is the training loss's, pair by pair: reconstruction + kl_weight * KL at the mean
+        from neurok_ros.model.losses import neurok_loss
+
+        outputs = {"prediction": model.decode(mean, batch["query_points"], shape), "posterior_mean": mean,
+                   "posterior_logvar": logvar, "prior_mean": prior_mean}
+        assert float(neurok_loss(outputs, batch, model.output, run.loss)["loss"]) == pytest.approx(
+            float(before.mean()), rel=1e-5)
+
+
+def test_a_refined_bank_moves_its_offsets_and_records_the_objectives(toy_dataset_dir, tiny):
+    run, model, _ = tiny
+    plain = build_posterior_bank(model, run.data, toy_dataset_dir, pairs_per_instance=3, neighbours=3, progress=False)
+    refined = build_posterior_bank(model, run.data, toy_dataset_dir, pairs_per_instance=3, neighbours=3,
+                                   progress=False, loss=run.loss, refine_steps=10, refine_rate=0.2)
+    assert len(refined) == len(plain) and torch.equal(refined.keys, plain.keys)
+    assert float((refined.offsets.float() - plain.offsets.float()).abs().max()) > 1e-2
+    assert plain.facts["refine_steps"] == 0 and "objective_median" not in plain.facts
+    medians = refined.facts["objective_median"]
+    assert refined.facts["refine_steps"] == 10 and medians["refined"] < medians["encoder"]
+
+
 def test_bank_round_trips_through_a_weights_only_checkpoint_and_serves_the_instance(toy_dataset_dir, tiny, tmp_path):
     run, model, path = tiny
     bank = build_posterior_bank(model, run.data, toy_dataset_dir, pairs_per_instance=4, neighbours=3, progress=False)
@@ -111,9 +148,12 @@ def test_cli_bank_then_sample(toy_dataset_dir, tiny, tmp_path, capsys):
     _, _, path = tiny
     out = tmp_path / "banked.pt"
     assert neurok_main(["bank", "--data", str(toy_dataset_dir), "--checkpoint", str(path), "--out", str(out),
-                        "--pairs-per-instance", "3", "--neighbours", "4", "--no-progress", "--device", "cpu"]) == 0
-    assert "neighbours per mesh" in capsys.readouterr().out
+                        "--pairs-per-instance", "3", "--neighbours", "4", "--no-progress", "--device", "cpu",
+                        "--refine-steps", "2"]) == 0
+    printed = capsys.readouterr().out
+    assert "neighbours per mesh" in printed and "refined posterior means (2 steps)" in printed
     assert load_model(out)[0].posterior_bank.neighbours == 4
+    assert load_model(out)[0].posterior_bank.facts["refine_steps"] == 2
     inst = laptop(seed=12, frames=4)
     mesh = tmp_path / "laptop.ply"
     import trimesh
@@ -127,3 +167,6 @@ def test_cli_bank_then_sample(toy_dataset_dir, tiny, tmp_path, capsys):
     assert neurok_main(["bank", "--data", str(tmp_path / "missing"), "--checkpoint", str(path),
                         "--out", str(tmp_path / "x.pt"), "--no-progress"]) == 2
     assert "error:" in capsys.readouterr().err and not (tmp_path / "x.pt").exists()
+    assert neurok_main(["bank", "--data", str(toy_dataset_dir), "--checkpoint", str(path), "--out",
+                        str(tmp_path / "y.pt"), "--refine-steps", "-1", "--no-progress"]) == 2
+    assert "refine steps must be >= 0" in capsys.readouterr().err and not (tmp_path / "y.pt").exists()

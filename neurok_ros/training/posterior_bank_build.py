@@ -13,7 +13,8 @@ Cost: two posterior encodings and one prior encoding per pair (about 0.02 s per 
 
 refine_steps > 0 refines each moved pair's posterior mean by that many Adam steps on the pair's own
 training objective (posterior_refinement.py): E_vae's means fall well short of sliding motions, the
-refined ones do not (docs/model.md). Each step decodes the batch once more (forward and backward).
+refined ones much less. Each step decodes the batch once more (forward and backward). Tried on the
+sliding categories and not adopted: the test fits did not change (docs/model.md).
 """
 from __future__ import annotations
 

@@ -4,8 +4,9 @@ E_vae is amortised: one network maps every pair's motion to its posterior mean, 
 per-pair optimum by a wide margin on some motions. Sliding drawers and windows are the worst case
 (docs/model.md, "The encoder misses the slides"): the training objective at the mean E_vae gives is
 about twice that at the best mean for the same pair, whose decode reproduces three times the travel.
-Refining the mean, as a semi-amortised VAE does at training time, closes that gap after training,
-where a pair's true motion is known: for the posterior bank, which is built from training pairs.
+Refining the mean, as a semi-amortised VAE does at training time, closes most of that gap after
+training, wherever a pair's true motion is known: in scripts/amortisation_gap_check.py, and in the
+posterior bank, which is built from training pairs (`neurok bank --refine-steps`; off by default).
 
     mean* = argmin_mean  recon(decode(mean), pair) + kl_weight * KL(N(mean, exp(logvar)) || N(prior, I))
 

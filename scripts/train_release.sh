@@ -19,14 +19,9 @@
 # Writes OUT_DIR/<run>.pt with .log.jsonl and .out beside each; each then gets its posterior bank
 # (`neurok bank`, in place), which the evaluation's NeuROK and ablation rows use.
 #
-#   matched budgets on one GPU, the shipped model's stages for every model (docs/model.md):
-#   DEVICE=cuda BATCH=64 STEPS=4660 BANK=0 RUNS="default displacement no_augment" \
-#     scripts/train_release.sh out/m1
-#   then the same with INIT_DIR=out/m1 SET=training.warmup_steps=50 STEPS=2600 into out/m2 (BANK=0
-#   again: only the last stage needs banks), and with INIT_DIR=out/m2 STEPS=11960 into out/m3
-#   on a 2-core CPU instead, over several sessions (~1.8 s/step for two runs side by side):
-#   DEVICE=cpu BATCH=64 STEPS=4660 THREADS=1 RESUME=1 RUNS="displacement no_augment" \
-#     SET=training.checkpoint_every=100 DATA=... scripts/train_release.sh out/m1   (and so on)
+#   the shipped model's three stages for every model, resumable (matched budgets):
+#   DEVICE=cuda RUNS="default displacement no_augment" scripts/train_stages.sh out/stages
+#   (on a 2-core CPU: DEVICE=cpu THREADS=1 RUNS="displacement no_augment" DATA=..., over sessions)
 set -euo pipefail
 OUT=${1:?usage: scripts/train_release.sh OUT_DIR [MINUTES]}
 MINUTES=${2:-60}

@@ -64,9 +64,12 @@ def run_train(args) -> int:
     result = train(args.data, run, args.out, device=args.device, resume=args.resume, steps=args.steps,
                    split_file=args.split_file, workers=args.workers, progress=not args.no_progress, init_from=args.init,
                    batch_size=args.batch_size, max_minutes=args.max_minutes, precision=args.precision)
+    import math
     import os
     if int(os.environ.get("RANK", "0")) == 0:
         metrics = ", ".join(f"{k} {v:.5g}" for k, v in result.metrics.items())
-        print(f"neurok train: step {result.step}, {result.seconds_per_step:.3f} s/step, "
-              f"checkpoint {result.checkpoint}" + (f"; {metrics}" if metrics else ""))
+        timing = ("no steps left to run" if math.isnan(result.seconds_per_step)  # resumed at or past them
+                  else f"{result.seconds_per_step:.3f} s/step")
+        print(f"neurok train: step {result.step}, {timing}, checkpoint {result.checkpoint}"
+              + (f"; {metrics}" if metrics else ""))
     return 0

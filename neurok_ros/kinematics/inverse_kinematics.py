@@ -120,21 +120,24 @@ def chamfer_l2(points: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
 
 def adam_on_rows(variable: torch.Tensor, objective, steps: int, rate: float) -> tuple[torch.Tensor, torch.Tensor]:
     """Adam on a batch of independent variables (B, d) (objective: (B, d) -> (B,)); returns the best
-    (variable, loss) seen per row."""
-    variable = variable.clone().requires_grad_(True)
+    (variable, loss) seen per row. Only the variable's gradient is computed, not that of the model
+    weights the objective runs through (docs/model.md: a fit takes 13 % less time); works inside
+    torch.no_grad() too."""
+    variable = variable.detach().clone().requires_grad_(True)
     optimiser = torch.optim.Adam([variable], lr=rate)
     best_value = variable.detach().clone()
     best_loss = torch.full((variable.shape[0],), float("inf"), device=variable.device)
-    for _ in range(steps + 1):
-        loss = objective(variable)
+    for step in range(steps + 1):
+        with torch.enable_grad():
+            loss = objective(variable)
+            gradient = torch.autograd.grad(loss.sum(), variable)[0] if step < steps else None
         with torch.no_grad():
             better = loss < best_loss
             best_loss = torch.where(better, loss.detach(), best_loss)
             best_value[better] = variable.detach()[better]
-        if _ == steps:
+        if gradient is None:
             break
-        optimiser.zero_grad(set_to_none=True)
-        loss.sum().backward()
+        variable.grad = gradient
         optimiser.step()
     return best_value, best_loss
 

@@ -11,12 +11,14 @@ posterior bank, which is built from training pairs (`neurok bank --refine-steps`
     mean* = argmin_mean  recon(decode(mean), pair) + kl_weight * KL(N(mean, exp(logvar)) || N(prior, I))
 
 recon and KL are those of the training loss (neurok_loss: the run's weights, summed over the query
-points); logvar stays E_vae's. Adam from E_vae's mean; the best mean seen per pair is kept.
+points); logvar stays E_vae's. Adam from E_vae's mean (adam_on_rows, as the IK's fits); the best
+mean seen per pair is kept.
 """
 from __future__ import annotations
 
 import torch
 
+from neurok_ros.kinematics.inverse_kinematics import adam_on_rows
 from neurok_ros.model.losses import LossConfig, kl_to_prior, reconstruction_terms
 
 
@@ -42,26 +44,13 @@ def refine_posterior_means(model, mean: torch.Tensor, logvar: torch.Tensor, prio
     Returns (refined means, objective before (B,), objective after (B,)); steps = 0 returns the
     means unchanged."""
     mean = mean.detach()
+
+    def objective(rows: torch.Tensor) -> torch.Tensor:
+        return pair_objective(model, rows.view_as(mean), logvar, prior_mean, shape_tokens, batch, loss)
+
     with torch.no_grad():
-        before = pair_objective(model, mean, logvar, prior_mean, shape_tokens, batch, loss)
-    best, best_value = mean.clone(), before.clone()
+        before = objective(mean.flatten(1))
     if steps <= 0:
-        return best, before, best_value
-    variable = mean.clone().requires_grad_(True)
-    optimiser = torch.optim.Adam([variable], lr=rate)
-    with torch.enable_grad():
-        for _ in range(steps):
-            value = pair_objective(model, variable, logvar, prior_mean, shape_tokens, batch, loss)
-            (gradient,) = torch.autograd.grad(value.sum(), variable)
-            with torch.no_grad():
-                better = value < best_value
-                best_value = torch.where(better, value.detach(), best_value)
-                best[better] = variable.detach()[better]
-            variable.grad = gradient
-            optimiser.step()
-    with torch.no_grad():  # the last step's result
-        value = pair_objective(model, variable, logvar, prior_mean, shape_tokens, batch, loss)
-        better = value < best_value
-        best_value = torch.where(better, value, best_value)
-        best[better] = variable.detach()[better]
-    return best, before, best_value
+        return mean.clone(), before, before.clone()
+    refined, after = adam_on_rows(mean.flatten(1), objective, steps, rate)
+    return refined.view_as(mean), before, after

@@ -28,6 +28,7 @@ from neurok_ros.evaluation.methods import NeuROKMethod
 from neurok_ros.evaluation.pose_pairs import TARGET_SAMPLES, pose_pair, pose_vertices, target_samples
 from neurok_ros.geometry.metrics import DEFAULT_SEED, metrics_in_frame
 from neurok_ros.geometry.normalisation import NormalisingTransform
+from neurok_ros.geometry.rigid_alignment import apply_rigid, rigid_alignment
 from neurok_ros.kinematics.instance import load_default_model
 
 METRIC_SAMPLES = 100_000
@@ -36,11 +37,10 @@ SEED = 0
 
 def rigid_residual(before: np.ndarray, after: np.ndarray) -> float:
     """Mean distance of `after` (n, 3) from the best rigid motion of `before` (n, 3) (Kabsch)."""
-    a, b = before - before.mean(0), after - after.mean(0)
-    u, _, vt = np.linalg.svd(a.T @ b)
-    flip = np.diag([1.0, 1.0, np.sign(np.linalg.det(u @ vt))])
-    rotation = (u @ flip @ vt).T
-    return float(np.linalg.norm(b - a @ rotation.T, axis=1).mean())
+    moved = torch.as_tensor(before, dtype=torch.float64)[None]
+    target = torch.as_tensor(after, dtype=torch.float64)
+    rotation, translation = rigid_alignment(moved, target)
+    return float((apply_rigid(rotation, translation, moved)[0] - target).norm(dim=1).mean())
 
 
 def edge_stretch(before: np.ndarray, after: np.ndarray, faces: np.ndarray) -> list[float]:

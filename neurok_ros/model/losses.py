@@ -95,6 +95,16 @@ def reconstruction_terms(prediction: torch.Tensor, query_points: torch.Tensor, t
     return terms
 
 
+def weighted_reconstruction(terms: dict[str, torch.Tensor], output: str, config: LossConfig,
+                            num_points: int) -> torch.Tensor:
+    """(B,) the loss's reconstruction from reconstruction_terms: position_weight * position, plus
+    dq_weight * dq for dual-quaternion output, divided by num_points with reconstruction = "mean"."""
+    reconstruction = config.position_weight * terms["position"]
+    if output == "dual_quaternion":
+        reconstruction = reconstruction + config.dq_weight * terms["dq"]
+    return reconstruction / num_points if config.reconstruction == "mean" else reconstruction
+
+
 def neurok_loss(outputs: dict[str, torch.Tensor], batch: dict[str, torch.Tensor], output: str,
                 config: LossConfig = LossConfig()) -> dict[str, torch.Tensor]:
     """outputs: NeuROKModel.forward; batch: a PairDataset batch. Returns batch means of "loss"
@@ -103,9 +113,7 @@ def neurok_loss(outputs: dict[str, torch.Tensor], batch: dict[str, torch.Tensor]
     prediction = outputs["prediction"].float()
     terms = reconstruction_terms(prediction, batch["query_points"], batch["target_positions"],
                                  batch.get("target_dual_quaternions"), output)
-    reconstruction = config.position_weight * terms["position"]
-    if output == "dual_quaternion":
-        reconstruction = reconstruction + config.dq_weight * terms["dq"]
+    reconstruction = weighted_reconstruction(terms, output, config, prediction.shape[1])
     kl = kl_to_prior(outputs["posterior_mean"].float(), outputs["posterior_logvar"].float(),
                      outputs["prior_mean"].float())
     coverage, rigidity = torch.zeros_like(kl), torch.zeros_like(kl)
@@ -117,8 +125,6 @@ def neurok_loss(outputs: dict[str, torch.Tensor], batch: dict[str, torch.Tensor]
             rigidity = rigidity_loss(draws, poses, config.rigidity_tolerance)
         if config.reconstruction == "mean":
             coverage, rigidity = coverage / draws.shape[2], rigidity / draws.shape[2]
-    if config.reconstruction == "mean":
-        reconstruction = reconstruction / prediction.shape[1]
     loss = (reconstruction + config.kl_weight * kl + config.coverage_weight * coverage
             + config.rigidity_weight * rigidity)
     result = {"loss": loss, "reconstruction": reconstruction, "kl": kl, "coverage": coverage,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import torch
 
 from neurok_ros.kinematics.inverse_kinematics import adam_on_rows
-from neurok_ros.model.losses import LossConfig, kl_to_prior, reconstruction_terms
+from neurok_ros.model.losses import LossConfig, kl_to_prior, reconstruction_terms, weighted_reconstruction
 
 
 def pair_objective(model, mean: torch.Tensor, logvar: torch.Tensor, prior_mean: torch.Tensor,
@@ -29,11 +29,7 @@ def pair_objective(model, mean: torch.Tensor, logvar: torch.Tensor, prior_mean: 
     prediction = model.decode(mean, batch["query_points"], shape_tokens).float()
     terms = reconstruction_terms(prediction, batch["query_points"], batch["target_positions"],
                                  batch.get("target_dual_quaternions"), model.output)
-    reconstruction = loss.position_weight * terms["position"]
-    if model.output == "dual_quaternion":
-        reconstruction = reconstruction + loss.dq_weight * terms["dq"]
-    if loss.reconstruction == "mean":
-        reconstruction = reconstruction / prediction.shape[1]
+    reconstruction = weighted_reconstruction(terms, model.output, loss, prediction.shape[1])
     return reconstruction + loss.kl_weight * kl_to_prior(mean.float(), logvar.float(), prior_mean.float())
 
 

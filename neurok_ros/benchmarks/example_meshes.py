@@ -1,6 +1,7 @@
-"""Benchmark inputs built from the bundled example laptop."""
+"""Benchmark and test inputs built from the bundled example laptop."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -27,3 +28,16 @@ def ten_thousand_vertex_laptop(path: Path, at_least: int = 10_000) -> tuple[np.n
         budget = int(budget * 1.03) + 1
     save_mesh(path, V, F)
     return np.asarray(V), np.asarray(F)
+
+
+def lid_turned(V: np.ndarray, angle: float) -> np.ndarray:
+    """(N, 3) the example laptop's vertices with its lid (those above 30% of the height) turned by
+    `angle` radians about the hinge (the x axis through the lid's lowest corner); same order."""
+    turned = np.array(V, dtype=np.float64, copy=True)
+    lid = turned[:, 2] > turned[:, 2].min() + 0.3 * (turned[:, 2].max() - turned[:, 2].min())
+    c, s = math.cos(angle), math.sin(angle)
+    pivot = turned[lid].min(axis=0)
+    local = turned[lid] - pivot
+    turned[lid] = pivot + np.stack([local[:, 0], c * local[:, 1] - s * local[:, 2],
+                                    s * local[:, 1] + c * local[:, 2]], 1)
+    return turned

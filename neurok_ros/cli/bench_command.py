@@ -1,7 +1,7 @@
 """`neurok bench`: run the benchmarks and write docs/benchmarks.md."""
 from __future__ import annotations
 
-GROUPS = ("geometry", "ros", "data", "dynamics", "simulate", "node")
+GROUPS = ("geometry", "ros", "data", "dynamics", "simulate", "ik", "node")
 
 
 def register(subparsers) -> None:
@@ -38,6 +38,10 @@ def run(args) -> int:
         from neurok_ros.benchmarks.simulation_benchmarks import benchmark_simulation
         return benchmark_simulation()
 
+    def ik():
+        from neurok_ros.benchmarks.inverse_kinematics_benchmarks import benchmark_inverse_kinematics
+        return benchmark_inverse_kinematics()
+
     def node():
         from neurok_ros.ros.node_benchmarks import benchmark_node
         return benchmark_node()
@@ -46,6 +50,7 @@ def run(args) -> int:
                "data": ("Dataset generation (one core per instance)", data),
                "dynamics": ("Latent dynamics: curvature term, forward AD vs Christoffel symbols", dynamics),
                "simulate": ("neurok simulate: 10k-vertex mesh, 2 s at 30 fps", simulate),
+               "ik": ("neurok ik: 10k-vertex mesh", ik),
                "node": ("neurok_node: start, first mesh, action-to-trajectory latency", node)}
     groups, notes = {}, {}
     with CpuShare() as share:

@@ -17,7 +17,7 @@ from neurok_ros.errors import NeurokInputError
 from neurok_ros.evaluation.grid_field import RegularGrid, splat_inverse_distance, trilinear
 from neurok_ros.evaluation.pca_baseline import (PCAConfig, PCAFitConfig, PCASubspace, fit_pca_pose,
                                                 load_or_fit_subspace)
-from neurok_ros.evaluation.pose_pairs import (choose_poses, pair_heading, pose_pair, pose_vertices,
+from neurok_ros.evaluation.pose_pairs import (choose_poses, pair_camera, pair_heading, pose_pair, pose_vertices,
                                               select_files, target_samples)
 from neurok_ros.evaluation.report import fmt_l1, paired_difference, paired_table
 from neurok_ros.evaluation.runner import EvalConfig, run_evaluation
@@ -192,6 +192,34 @@ def test_neurok_eval_end_to_end_on_a_tiny_dataset(tiny_dataset, tmp_path):
     train = json.loads((tiny_dataset / "manifest.json").read_text())["splits"]["train"]
     subspace, _, cached = load_or_fit_subspace(tiny_dataset, train, PCAConfig(num_pairs=24), tmp_path / "cache")
     assert cached and subspace.dim == 16 and subspace.facts["config"]["num_pairs"] == 24
+
+
+def test_partial_view_shows_the_methods_only_what_one_camera_sees(tiny_dataset, tmp_path):
+    import trimesh
+
+    name = "toy_laptop_0002.npz"
+    instance = load_instance(tiny_dataset / name)
+    pair = pose_pair(name, instance, seed=0)
+    target, faces = pose_vertices(instance, pair.pose_b), np.asarray(instance.faces)
+    camera = pair_camera(target, 0, name)
+    np.testing.assert_array_equal(camera, pair_camera(target, 0, name))  # seeded
+    seen = target_samples(target, faces, 0, name, 512, partial_view=True)
+    every = target_samples(target, faces, 0, name, 512)
+    assert seen.shape == every.shape == (512, 3)
+    # each seen point is the first surface a ray from the camera meets (trimesh's own ray caster)
+    directions = seen - camera
+    hits, rays, _ = trimesh.Trimesh(target, faces, process=False).ray.intersects_location(
+        np.repeat(camera[None], len(seen), 0), directions, multiple_hits=False)
+    first = np.full(len(seen), np.inf)
+    first[rays] = np.linalg.norm(hits - camera, axis=1)
+    assert np.all(first >= np.linalg.norm(directions, axis=1) * (1 - 1e-4) - 1e-9)
+    config = EvalConfig(data=tiny_dataset, pairs_per_category=1, checkpoint=tiny_checkpoint(tmp_path / "tiny.pt"),
+                        ik=IKConfig(starts=2, q_steps=2, z_steps=1), pca=PCAConfig(num_pairs=24), pca_cache=None,
+                        progress=False, partial_view=True, skip_rows=("no_subspace", "unanchored"))
+    result = run_evaluation(config)
+    assert {r["method"] for r in result.records} == {"neurok", "identity", "pca"}
+    assert all(r["error"] is None and r["chamfer_l1"] is not None for r in result.records)
+    assert "**Partial view** (`--partial-view`)" in result.markdown
 
 
 def test_random_heading_turns_each_pair_about_the_up_axis(tiny_dataset, tmp_path):

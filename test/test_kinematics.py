@@ -128,6 +128,19 @@ def test_ik_recovers_a_pose_in_an_analytic_toy_space():
     assert result.loss < 1e-3 and result.start_losses.shape == (4,)
 
 
+def test_ik_recovers_a_pose_from_part_of_the_surface():
+    """A partial view (the lid's lower half; the plate and the lid's top hidden) and the one-sided
+    objective still pin the lid's angle and slide."""
+    toy = HingedLid()
+    truth = torch.tensor([[0.9, 0.12]])
+    _, samples = toy.surface_samples(1500, seed=7)
+    seen = toy.positions(truth, samples)[0][(samples[:, 2] > 0) & (samples[:, 2] < 0.3)]
+    result = fit_pose(toy, seen, IKConfig(points=600, starts=4, q_steps=120, z_steps=30, q_rate=0.05,
+                                          z_rate=0.03, rest_check=False, partial=True))
+    assert abs(float(result.z[0]) - 0.9) < 0.03 and abs(float(result.z[1]) - 0.12) < 0.03
+    assert result.loss < 2e-3
+
+
 def test_span_with_keeps_the_basis_and_adds_only_the_missing_directions():
     generator = torch.Generator().manual_seed(3)
     basis = torch.linalg.qr(torch.randn(7, 2, generator=generator))[0]
@@ -163,6 +176,16 @@ def test_nearest_indices_and_the_chamfer_gradient_match_the_distance_matrix():
     d = ((brute[:, :, None] - b[None, None]) ** 2).sum(-1)
     (0.5 * (d.min(2).values.mean(1) + d.min(1).values.mean(1))).sum().backward()
     torch.testing.assert_close(fast.grad, brute.grad)
+
+
+def test_one_sided_chamfer_is_the_observed_points_distance_to_the_decoded_ones():
+    generator = torch.Generator().manual_seed(4)
+    a, b = torch.rand(2, 60, 3, generator=generator), torch.rand(40, 3, generator=generator)
+    d = ((a[:, :, None] - b[None, None]) ** 2).sum(-1)
+    torch.testing.assert_close(chamfer_l2(a, b, one_sided=True), d.min(1).values.mean(1))
+    extra = torch.cat([a, a[:, :1] + 5.0], dim=1)  # a decoded point far from every observed one
+    torch.testing.assert_close(chamfer_l2(extra, b, one_sided=True), chamfer_l2(a, b, one_sided=True))
+    assert bool((chamfer_l2(extra, b) > chamfer_l2(a, b)).all())
 
 
 def test_adam_on_rows_takes_torch_adams_steps():
@@ -269,6 +292,11 @@ def test_cli_ik_and_sample(tmp_path, laptop, capsys):
     assert 0 <= summary["chamfer_l1"] < 0.2 and 0 <= summary["iou"] <= 1 and summary["k"] == 128
     fitted, fitted_faces = load_mesh(tmp_path / "fit.ply")
     assert fitted.shape == V.shape and np.array_equal(fitted_faces, F)
+    camera = [str(c) for c in V.mean(axis=0) + [0.0, -2.0, 1.0]]  # in front of the laptop, above it
+    assert neurok_main(["ik", str(source), str(target), "--json", "--samples", "20000", "--device", "cpu",
+                        "--camera", *camera]) == 0
+    partial = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert partial["chamfer_l1"] < 0.2 and partial["chamfer_l1"] != summary["chamfer_l1"]
     save_mesh(tmp_path / "other.ply", V[:100], F[np.all(F < 100, axis=1)])
     assert neurok_main(["ik", str(source), str(tmp_path / "other.ply")]) == 2
     assert "same vertices in the same order" in capsys.readouterr().err

@@ -30,6 +30,9 @@ def register(subparsers) -> None:
     parser.add_argument("--random-heading", action="store_true",
                         help="turn each pair (SOURCE and TARGET alike) about the up axis by a seeded random "
                              "angle: objects scanned at an unknown heading")
+    parser.add_argument("--partial-view", action="store_true",
+                        help="the methods see only TARGET's samples visible from one seeded camera (one depth "
+                             "image) and fit the one-sided Chamfer from them")
     parser.add_argument("--skip-rows", nargs="+", default=[], metavar="ROW",
                         help="leave these rows out: no_subspace, unanchored, displacement, no_augment, identity, "
                              "pca (NeuROK stays: the others are compared with it)")
@@ -97,6 +100,8 @@ def command_line(args) -> str:
         words.append("--no-pca-cache")
     if args.random_heading:
         words.append("--random-heading")
+    if args.partial_view:
+        words.append("--partial-view")
     if args.skip_rows:
         words += ["--skip-rows", *args.skip_rows]
     return shlex.join(words)
@@ -127,7 +132,8 @@ def run_eval(args) -> int:
                         device=str(resolve_device(args.device)), metric_samples=args.metric_samples,
                         target_samples=args.target_samples, ik=ik,
                         pca=PCAConfig(num_pairs=args.pca_pairs, components=args.pca_components),
-                        pca_cache=cache, random_heading=args.random_heading, skip_rows=tuple(args.skip_rows),
+                        pca_cache=cache, random_heading=args.random_heading,
+                        partial_view=args.partial_view, skip_rows=tuple(args.skip_rows),
                         progress=not args.no_progress,
                         command=command_line(args))
     result = run_evaluation(config)

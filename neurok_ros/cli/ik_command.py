@@ -1,7 +1,9 @@
 """`neurok ik SOURCE TARGET`: fit the learned kinematic space of SOURCE to TARGET's surface.
 
 TARGET is SOURCE in another pose (same vertex count and order, used only for the score): the fit
-sees area-uniform samples of TARGET's surface, as it would see a scan, never its vertices.
+sees area-uniform samples of TARGET's surface, as it would see a scan, never its vertices. With
+--camera it sees only the samples visible from that point (one depth image) and fits the one-sided
+Chamfer from them (IKConfig.partial).
 """
 from __future__ import annotations
 
@@ -18,6 +20,9 @@ def register(subparsers) -> None:
     parser.add_argument("--out", help="write the fitted mesh here (ply, obj, stl, off, glb)")
     parser.add_argument("--target-points", type=int, default=2048, help="surface samples of TARGET the fit sees")
     parser.add_argument("--samples", type=int, default=100_000, help="samples for the reported metrics")
+    parser.add_argument("--camera", type=float, nargs=3, metavar=("X", "Y", "Z"),
+                        help="see only TARGET's surface visible from this point (TARGET's frame and units), as "
+                             "one depth image, and fit the one-sided Chamfer from it")
     parser.add_argument("--seed", type=int, default=0)
     add_model_options(parser)
     parser.set_defaults(func=run)
@@ -33,6 +38,7 @@ def run(args) -> int:
     from neurok_ros.geometry.mesh_io import load_mesh, save_mesh
     from neurok_ros.geometry.metrics import metrics_in_frame
     from neurok_ros.geometry.surface_sampling import sample_surface
+    from neurok_ros.geometry.visibility import visible_samples
     from neurok_ros.kinematics.instance import encode_mesh
     from neurok_ros.kinematics.inverse_kinematics import IKConfig, fit_pose
 
@@ -46,9 +52,13 @@ def run(args) -> int:
         raise NeurokInputError("--target-points and --samples must be positive")
     model, _ = load_model_from_args(args)
     instance = encode_mesh(model, V_s, F_s)
-    observed = sample_surface(V_t, F_t, args.target_points, np.random.default_rng(args.seed)).points
+    rng = np.random.default_rng(args.seed)
+    if args.camera is None:
+        observed = sample_surface(V_t, F_t, args.target_points, rng).points
+    else:
+        observed = visible_samples(V_t, F_t, np.asarray(args.camera), args.target_points, rng)
     result = fit_pose(instance, torch.as_tensor(instance.transform.apply(observed), dtype=torch.float32),
-                      IKConfig(seed=args.seed))
+                      IKConfig(seed=args.seed, partial=args.camera is not None))
     fitted = instance.decode(z=result.z)
     seconds = time.perf_counter() - started
     if args.out:

@@ -186,7 +186,8 @@ def load_or_fit_subspace(root: str | Path, train_files: list[str], config: PCACo
 @dataclass(frozen=True)
 class PCAFitConfig:
     """Mirrors IKConfig: points: SOURCE samples; starts; steps of the batched stage at `rate`, then
-    refine_steps on the best start at refine_rate; prior_weight: 1/2 w |c|^2; seed."""
+    refine_steps on the best start at refine_rate; prior_weight: 1/2 w |c|^2; partial: one-sided
+    Chamfer from the observed points (a partial observation); seed."""
 
     points: int = 512
     starts: int = 8
@@ -195,12 +196,15 @@ class PCAFitConfig:
     rate: float = 0.15
     refine_rate: float = 0.03
     prior_weight: float = 1e-4
+    partial: bool = False
     seed: int = 0
 
     @classmethod
     def from_ik(cls, ik: IKConfig) -> "PCAFitConfig":
-        """The same budget as NeuROK's IK: points, starts, steps, step sizes (in std units), prior weight."""
-        return cls(ik.points, ik.starts, ik.q_steps, ik.z_steps, ik.q_rate, ik.z_rate, ik.prior_weight, ik.seed)
+        """The same budget as NeuROK's IK: points, starts, steps, step sizes (in std units), prior weight;
+        and the same objective (one-sided Chamfer for a partial observation)."""
+        return cls(ik.points, ik.starts, ik.q_steps, ik.z_steps, ik.q_rate, ik.z_rate, ik.prior_weight, ik.partial,
+                   ik.seed)
 
 
 @dataclass
@@ -230,7 +234,7 @@ def fit_pca_pose(subspace: PCASubspace, vertices: np.ndarray, faces: np.ndarray,
 
     def objective(c: torch.Tensor) -> torch.Tensor:
         moved = samples + mean_at + torch.einsum("bd,dnc->bnc", c, components_at)
-        return chamfer_l2(moved, target) + 0.5 * config.prior_weight * c.square().sum(1)
+        return chamfer_l2(moved, target, config.partial) + 0.5 * config.prior_weight * c.square().sum(1)
 
     generator = torch.Generator().manual_seed(config.seed)
     starts = torch.randn(max(2, config.starts), subspace.dim, generator=generator)

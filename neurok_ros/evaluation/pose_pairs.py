@@ -16,6 +16,7 @@ import numpy as np
 from neurok_ros.data.instance_format import Instance
 from neurok_ros.errors import NeurokInputError
 from neurok_ros.geometry.surface_sampling import sample_surface
+from neurok_ros.geometry.visibility import orbit_camera, visible_samples
 from neurok_ros.training.similarity import axis_angle_matrix
 
 TARGET_SAMPLES = 2048
@@ -93,7 +94,19 @@ def pair_heading(file_name: str, seed: int, up_axis: int = 2) -> np.ndarray:
 
 
 def target_samples(vertices: np.ndarray, faces: np.ndarray, seed: int, file_name: str = "",
-                   count: int = TARGET_SAMPLES) -> np.ndarray:
+                   count: int = TARGET_SAMPLES, partial_view: bool = False) -> np.ndarray:
     """(count, 3) area-uniform surface samples of TARGET in its own (mesh) frame: all a method sees of
-    TARGET (no vertices, no correspondence)."""
-    return sample_surface(vertices, faces, count, _rng(seed, "target:" + file_name)).points
+    TARGET (no vertices, no correspondence). partial_view: only the samples visible from one seeded
+    camera (pair_camera), as one depth image of the object."""
+    rng = _rng(seed, "target:" + file_name)
+    if partial_view:
+        return visible_samples(vertices, faces, pair_camera(vertices, seed, file_name), count, rng)
+    return sample_surface(vertices, faces, count, rng).points
+
+
+def pair_camera(vertices: np.ndarray, seed: int, file_name: str = "") -> np.ndarray:
+    """(3,) a camera two bounding-box diagonals from TARGET's ((n, 3) vertices) box centre, at a
+    uniform azimuth and 15-45 degrees above the horizon, seeded by (seed, file name): a robot's depth
+    camera looking down at an object on a table (`neurok eval --partial-view`)."""
+    rng = _rng(seed, "camera:" + file_name)
+    return orbit_camera(vertices, rng.uniform(0.0, 2.0 * np.pi), np.radians(rng.uniform(15.0, 45.0)))

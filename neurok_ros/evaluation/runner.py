@@ -53,7 +53,9 @@ class EvalConfig:
     | "no_augment": checkpoint path}; seed: instance, pose, sample and IK seeds; metric_samples: per
     shape in metrics_in_frame; target_samples: TARGET samples the methods see; pca_cache: folder of
     the PCA subspace cache (None: no cache); random_heading: turn each pair (SOURCE and TARGET
-    alike) about the up axis by a seeded random angle, as a scan at an unknown heading; skip_rows: keys
+    alike) about the up axis by a seeded random angle, as a scan at an unknown heading; partial_view:
+    the methods see only the TARGET samples visible from one seeded camera, and every fit uses the
+    one-sided objective (IKConfig.partial); skip_rows: keys
     of ROWS left out (not "neurok", the reference of the paired table); command: shown in the report."""
 
     data: str | Path
@@ -70,6 +72,7 @@ class EvalConfig:
     pca: PCAConfig = PCAConfig()
     pca_cache: str | Path | None = DEFAULT_PCA_CACHE
     random_heading: bool = False
+    partial_view: bool = False
     skip_rows: tuple[str, ...] = ()
     progress: bool = True
     command: str = ""
@@ -108,7 +111,7 @@ def build_methods(config: EvalConfig, train_files: list[str]) -> tuple[list[Meth
     if unknown:
         raise NeurokInputError(f"cannot skip row(s) {unknown}; rows that can be skipped: {skippable}")
     labels = {key: label for key, label, _ in ROWS}
-    ik = replace(config.ik, seed=config.seed)
+    ik = replace(config.ik, seed=config.seed, partial=config.partial_view)
     encoding = EncodingConfig(seed=config.seed)
     methods: list[Method] = []
     checkpoints, notes = [], []
@@ -165,7 +168,7 @@ def evaluate_pair(methods: list[Method], root: Path, file_name: str, config: Eva
     if config.random_heading:
         turn = pair_heading(file_name, config.seed)
         source, target = source @ turn.T, target @ turn.T
-    observed = target_samples(target, faces, config.seed, file_name, config.target_samples)
+    observed = target_samples(target, faces, config.seed, file_name, config.target_samples, config.partial_view)
     transform = NormalisingTransform.from_vertices(source)
     records = []
     for method in methods:
@@ -249,7 +252,12 @@ def render_markdown(config: EvalConfig, methods: list[Method], records: list[dic
                  if config.random_heading else ""),
               f"- Every method sees SOURCE's mesh and only {config.target_samples} area-uniform surface samples "
               f"of TARGET (no vertices, no correspondence), and predicts SOURCE's vertices moved, in SOURCE's "
-              f"vertex order.",
+              f"vertex order."
+              + (" **Partial view** (`--partial-view`): only samples visible from one seeded camera (two "
+                 "bounding-box diagonals from TARGET's centre, uniform azimuth, 15-45 degrees above the "
+                 "horizon; ray-cast visibility), as one depth image; every fit then minimises the one-sided "
+                 "Chamfer from those points, and the rest check uses only their distance to the decoded "
+                 "surface." if config.partial_view else ""),
               f"- Score: `metrics_in_frame(prediction, TARGET, SOURCE's normalising transform)` with "
               f"{config.metric_samples:,} samples (Chamfer-L1 / Chamfer-L2 on area-uniform surface samples, "
               f"volumetric IoU by generalised winding number), both shapes normalised by SOURCE's bounding box "

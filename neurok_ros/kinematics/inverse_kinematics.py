@@ -49,7 +49,10 @@ class IKConfig:
     lower surface_error (tolerance rest_margin, relative); full_space_fallback: when the input pose
     wins although the observation differs from it (by more than FALLBACK_GAP_RATIO sampling gaps),
     fit again in the whole latent space (A = I) before giving up; bank_starts: when the instance has
-    posterior-bank motions, they join the candidate starts and the q stage's basis (start_latents)."""
+    posterior-bank motions, they join the candidate starts and the q stage's basis (start_latents);
+    partial: the observation shows part of the surface (one depth view), so the objective is the
+    one-sided Chamfer from the observed points and the rest check uses only their distance to the
+    decoded surface."""
 
     points: int = 1024
     starts: int = 8
@@ -62,6 +65,7 @@ class IKConfig:
     rest_margin: float = 0.1
     full_space_fallback: bool = True
     bank_starts: bool = True
+    partial: bool = False
     seed: int = 0
 
 
@@ -83,13 +87,17 @@ class IKResult:
     full_space: bool = False
 
 
-def surface_error(instance: NeuROKInstance, z: torch.Tensor, target: np.ndarray, samples) -> float:
+def surface_error(instance: NeuROKInstance, z: torch.Tensor, target: np.ndarray, samples,
+                  partial: bool = False) -> float:
     """Mean squared distance (normalised units^2) from the observed points (M, 3, normalised frame) to
-    the surface decoded at z (k,), plus that of the decoded surface samples (SurfaceSamples of the
-    input mesh, re-evaluated on the decoded vertices) to their nearest observed point."""
+    the surface decoded at z (k,), plus (unless partial: the observation shows part of the surface)
+    that of the decoded surface samples (SurfaceSamples of the input mesh, re-evaluated on the decoded
+    vertices) to their nearest observed point."""
     vertices = instance.transform.apply(instance.decode(z=z))
     faces = np.asarray(instance.faces, dtype=np.int64)
     to_surface = igl.point_mesh_squared_distance(target, vertices, faces)[0]
+    if partial:
+        return float(to_surface.mean())
     points = evaluate_samples(vertices, faces, samples.face_ids, samples.barycentric)
     to_target = torch.cdist(torch.as_tensor(points), torch.as_tensor(target)).min(dim=1).values.square()
     return float(to_surface.mean() + to_target.mean())
@@ -121,16 +129,20 @@ def nearest_indices(points: torch.Tensor, target: torch.Tensor) -> tuple[torch.T
             torch.from_numpy(to_points).to(torch.long))
 
 
-def chamfer_l2(points: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    """Symmetric Chamfer-L2 (B,) between batched point sets (B, N, 3) and one target set (M, 3).
+def chamfer_l2(points: torch.Tensor, target: torch.Tensor, one_sided: bool = False) -> torch.Tensor:
+    """Symmetric Chamfer-L2 (B,) between batched point sets (B, N, 3) and one target set (M, 3); with
+    one_sided, only the target points' mean squared distance to their nearest point (an observation
+    of part of the surface says nothing about where the rest of it is).
 
     Nearest neighbours are found without autograd (nearest_indices); the loss is then rebuilt from
     the matched pairs, which has the same gradient almost everywhere and avoids back-propagating
     through the (B, N, M) distance matrix (~10x faster on the CPU)."""
     to_target, to_points = nearest_indices(points, target)
-    forward = (points - target[to_target]).square().sum(-1).mean(1)
     nearest = torch.gather(points, 1, to_points[..., None].expand(-1, -1, 3))
     backward = (nearest - target).square().sum(-1).mean(1)
+    if one_sided:
+        return backward
+    forward = (points - target[to_target]).square().sum(-1).mean(1)
     return 0.5 * (forward + backward)
 
 
@@ -204,7 +216,7 @@ def fit_pose(instance: NeuROKInstance, target_points: torch.Tensor, config: IKCo
 
     def objective(z: torch.Tensor) -> torch.Tensor:
         prior = 0.5 * w * (z - instance.prior_mean).square().sum(1)
-        return chamfer_l2(instance.positions(z, cache), target) + prior
+        return chamfer_l2(instance.positions(z, cache), target, config.partial) + prior
 
     motions = instance.motion_offsets if config.bank_starts else None
     with torch.no_grad():
@@ -229,8 +241,8 @@ def fit_pose(instance: NeuROKInstance, target_points: torch.Tensor, config: IKCo
     if config.rest_check:
         observed = target.double().cpu().numpy()
         fresh, _ = instance.surface_samples(4 * config.points, seed=config.seed + 1)
-        errors = {"fit": surface_error(instance, z, observed, fresh),
-                  "rest": surface_error(instance, instance.rest_latent, observed, fresh),
+        errors = {"fit": surface_error(instance, z, observed, fresh, config.partial),
+                  "rest": surface_error(instance, instance.rest_latent, observed, fresh, config.partial),
                   "sampling_gap": sampling_gap(instance, fresh, len(observed), config.seed + 2)}
         if errors["rest"] <= errors["fit"] * (1.0 + config.rest_margin):
             # fit again in the whole space, unless SOURCE explains the observation as well as another
@@ -239,7 +251,7 @@ def fit_pose(instance: NeuROKInstance, target_points: torch.Tensor, config: IKCo
             if config.full_space_fallback and moved and instance.k_q < instance.k:
                 whole = whole_space(instance.k, instance.prior_mean.dtype, instance.device).basis
                 z_full, loss_full, _ = fit_in(whole, 0)
-                error_full = surface_error(instance, z_full, observed, fresh)
+                error_full = surface_error(instance, z_full, observed, fresh, config.partial)
                 if errors["rest"] > error_full * (1.0 + config.rest_margin):
                     z, loss, full_space, errors["fit"] = z_full, loss_full, True, error_full
             if not full_space:

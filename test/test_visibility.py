@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 import trimesh
 
+from neurok_ros.errors import NeurokInputError
 from neurok_ros.geometry.surface_sampling import sample_surface
 from neurok_ros.geometry.visibility import orbit_camera, visible_from, visible_samples
 
@@ -39,3 +40,10 @@ def test_visible_samples_come_from_the_faces_the_camera_faces():
     hidden = (np.abs(points + 0.5) < 1e-9).any(axis=1) & ~(np.abs(points - 0.5) < 1e-9).any(axis=1)
     assert not hidden.any()  # no sample from the -x, -y or -z faces away from their edges
 
+
+
+def test_a_camera_that_is_not_three_finite_numbers_is_a_clear_error():
+    box = trimesh.creation.box()
+    for camera in ([np.nan, 0.0, 5.0], [1.0, 2.0]):
+        with pytest.raises(NeurokInputError, match="3 finite coordinates"):
+            visible_samples(box.vertices, box.faces, camera, 100, np.random.default_rng(0))

@@ -52,7 +52,8 @@ def benchmark_inverse_kinematics(repeats: int = 3) -> tuple[list[Measurement], s
                 f"its own `seconds` {report['seconds']:.1f}")
 
     note = (f"Issue 4 asks for at most 20 s on 2 cores. The rows time the whole command, its 100k-sample "
-            f"metrics included; the `seconds` it reports run from loading the meshes to the decoded fit. Last runs: lid turned, {scores(reports['turned'])}; "
+            f"metrics included; the `seconds` it reports run from loading the meshes to the decoded fit. "
+            f"Last runs: lid turned, {scores(reports['turned'])}; "
             f"unmoved, {scores(reports['unmoved'])}; fresh process, {scores(reports['process'])} "
             f"(k {reports['turned']['k']}, k_q {reports['turned']['k_q']}).")
     return rows, note

@@ -30,7 +30,11 @@ def visible_samples(vertices, faces, camera, count: int, rng: np.random.Generato
                     max_rounds: int = 6) -> np.ndarray:
     """(count, 3) area-uniform samples of the part of the surface visible from `camera` ((3,), mesh
     frame and units), in the mesh frame: draws 4x count samples at a time, keeps the visible ones,
-    until count are found. Raises NeurokInputError when none is visible (camera inside the mesh)."""
+    until count are found (fewer when max_rounds draws do not find them). Raises NeurokInputError for a
+    camera that is not 3 finite numbers or that sees none of the samples."""
+    camera = np.asarray(camera, dtype=np.float64)
+    if camera.shape != (3,) or not np.isfinite(camera).all():
+        raise NeurokInputError(f"the camera must be 3 finite coordinates, got {camera.tolist()}")
     found: list[np.ndarray] = []
     total = 0
     for _ in range(max_rounds):

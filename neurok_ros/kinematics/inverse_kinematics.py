@@ -159,9 +159,9 @@ def adam_on_rows(variable: torch.Tensor, objective, steps: int, rate: float,
     best_loss = torch.full((variable.shape[0],), float("inf"), device=variable.device)
     for step in range(steps + 1):
         with torch.enable_grad():
-            live = variable.requires_grad_(True)
-            loss = objective(live)
-            gradient = torch.autograd.grad(loss.sum(), live)[0] if step < steps else None
+            variable.requires_grad_(True)
+            loss = objective(variable)
+            gradient = torch.autograd.grad(loss.sum(), variable)[0] if step < steps else None
         with torch.no_grad():
             variable = variable.detach()
             better = loss < best_loss

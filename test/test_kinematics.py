@@ -9,6 +9,8 @@ import torch
 from neurok_ros.benchmarks.example_meshes import lid_turned
 from neurok_ros.cli import main as neurok_main
 from neurok_ros.geometry.mesh_io import load_mesh, save_mesh
+from neurok_ros.geometry.surface_sampling import sample_surface
+from neurok_ros.geometry.visibility import visible_samples
 from neurok_ros.kinematics.active_subspace import Subspace, active_subspace, gaussian_draws
 from neurok_ros.kinematics.instance import DEFAULT_CHECKPOINT, EncodingConfig, encode_mesh, load_default_model
 from neurok_ros.kinematics.inverse_kinematics import (IKConfig, adam_on_rows, chamfer_l2, fit_pose,
@@ -308,3 +310,42 @@ def test_cli_ik_and_sample(tmp_path, laptop, capsys):
     drawn = np.load(states)["vertices"]
     assert drawn.shape == (3, *V.shape) and np.abs(drawn[0] - drawn[1]).max() > 1e-4
     assert neurok_main(["sample", str(source), "-n", "0", "--out", str(sheet)]) == 2
+
+
+def _fit_summary(capsys, *argv) -> dict:
+    assert neurok_main(["fit", *map(str, argv), "--json", "--device", "cpu"]) == 0
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+def test_cli_fit_finds_the_pose_a_scan_shows(tmp_path, laptop, capsys):
+    """A scan is bare points (no vertices, no correspondence), with the no-return NaNs of a depth
+    camera; the fitted mesh moves the lid towards the scanned one. A scan of the mesh as it is keeps
+    q = 0, and a scan from one side fits with --partial."""
+    V, F, _ = laptop
+    target = lid_turned(V, 0.3)
+    mesh = tmp_path / "laptop.ply"
+    save_mesh(mesh, V, F)
+    scan = sample_surface(target, F, 3000, np.random.default_rng(4)).points
+    scan[::500] = np.nan
+    np.savetxt(tmp_path / "scan.xyz", scan)
+    fitted_path = tmp_path / "fitted.ply"
+    summary = _fit_summary(capsys, mesh, tmp_path / "scan.xyz", "--out", fitted_path)
+    assert summary["moved"] and summary["dropped_points"] == 6 and summary["scan_points"] == 2994
+    assert len(summary["q"]) == summary["k_q"] and summary["k"] == 128
+    assert summary["residual_p90"] < 0.5 * summary["rest_residual_p90"]  # the base, most points, fits either way
+    fitted, faces = load_mesh(fitted_path)
+    assert np.array_equal(faces, F) and np.abs(fitted - target).mean() < 0.6 * np.abs(V - target).mean()
+
+    np.save(tmp_path / "still.npy", sample_surface(V, F, 2048, np.random.default_rng(5)).points)
+    still = _fit_summary(capsys, mesh, tmp_path / "still.npy")
+    assert not still["moved"] and not any(still["q"])
+
+    camera = V.mean(axis=0) + [0.0, -2.0, 1.0]  # in front of the laptop, above it
+    np.save(tmp_path / "view.npy", visible_samples(target, F, camera, 2048, np.random.default_rng(6)))
+    one_side = _fit_summary(capsys, mesh, tmp_path / "view.npy", "--partial")
+    assert one_side["moved"] and one_side["residual_p90"] < 0.5 * one_side["rest_residual_p90"]
+
+    np.save(tmp_path / "elsewhere.npy", scan[np.isfinite(scan).all(axis=1)] + [0.0, 0.0, 25.0])
+    assert neurok_main(["fit", str(mesh), str(tmp_path / "elsewhere.npy")]) == 2
+    error = capsys.readouterr().err.strip()
+    assert "in the mesh's frame and units" in error and len(error.splitlines()) == 1

@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "neurok_ros.cli.bench_command",
     "neurok_ros.cli.train_command",
     "neurok_ros.cli.ik_command",
+    "neurok_ros.cli.fit_command",
     "neurok_ros.cli.sample_command",
     "neurok_ros.cli.bank_command",
     "neurok_ros.cli.eval_command",

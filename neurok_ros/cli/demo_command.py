@@ -97,8 +97,8 @@ def _predict_through_node(mesh_path: str, vertices, out: Path) -> dict:
     direction[2] = 0.0
     speed = 0.3
     velocity = speed * direction / (np.linalg.norm(direction) + 1e-12)
-    reply, mesh_state = request_trajectory(mesh_path, contact[None], velocity[None], spawn_node=True,
-                                           timeout=600.0)
+    reply, mesh_state, _ = request_trajectory(mesh_path, contact[None], velocity[None], spawn_node=True,
+                                              timeout=600.0)
     reply.save(out / "trajectory.npz", contacts=contact[None], velocities=velocity[None])
     faces = reply.faces
     render_gif(reply.frames, faces, out / "trajectory.gif", fps=15, times=reply.times)

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import time
 
-OVERLAP_MARGIN = 0.5  # scan points within this many MESH bounding-box diagonals of MESH's box overlap it
-
 
 def register(subparsers) -> None:
     from neurok_ros.cli.model_options import add_model_options
@@ -33,41 +31,13 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def check_overlap(scan, vertices, name: str) -> None:
-    """Raise NeurokInputError unless most scan points (M, 3) lie near the mesh's bounding box: a scan
-    in another frame or unit, or one of the whole scene, would otherwise give a meaningless fit."""
-    import numpy as np
-
-    from neurok_ros.errors import NeurokInputError
-
-    low, high = vertices.min(axis=0), vertices.max(axis=0)
-    margin = OVERLAP_MARGIN * float(np.linalg.norm(high - low))
-    near = np.all((scan >= low - margin) & (scan <= high + margin), axis=1).mean()
-    if near < 0.5:
-        raise NeurokInputError(
-            f"{name}: only {100 * near:.0f}% of the scan's points lie within {OVERLAP_MARGIN:g} bounding-box "
-            f"diagonals of the mesh; the scan must be of the object alone (cropped), in the mesh's frame and units")
-
-
-def distances(points, vertices, faces):
-    """Median and 90th percentile (mesh units) of the points' (M, 3) distances to the surface."""
-    import igl
-    import numpy as np
-
-    d = np.sqrt(igl.point_mesh_squared_distance(points, vertices, np.asarray(faces, dtype=np.int64))[0])
-    return float(np.median(d)), float(np.percentile(d, 90))
-
-
 def run(args) -> int:
-    import numpy as np
-    import torch
-
     from neurok_ros.cli.model_options import load_model_from_args
     from neurok_ros.errors import NeurokInputError
     from neurok_ros.geometry.mesh_io import load_mesh, save_mesh
     from neurok_ros.geometry.point_cloud_io import load_points
     from neurok_ros.kinematics.instance import encode_mesh
-    from neurok_ros.kinematics.inverse_kinematics import IKConfig, fit_pose
+    from neurok_ros.kinematics.scan_fit import check_overlap, fit_scan
     from neurok_ros.strict_json import json_line
 
     started = time.perf_counter()
@@ -75,29 +45,24 @@ def run(args) -> int:
         raise NeurokInputError("--points must be positive")
     V, F = load_mesh(args.mesh)
     scan, dropped = load_points(args.scan, seed=args.seed)
-    check_overlap(scan, V, args.scan)
+    check_overlap(scan, V, args.scan)  # before the model loads
     model, _ = load_model_from_args(args)
-    instance = encode_mesh(model, V, F)
-    rng = np.random.default_rng(args.seed)
-    seen = scan if len(scan) <= args.points else scan[rng.choice(len(scan), args.points, replace=False)]
-    result = fit_pose(instance, torch.as_tensor(instance.transform.apply(seen), dtype=torch.float32),
-                      IKConfig(seed=args.seed, partial=args.partial))
-    fitted = instance.decode(z=result.z)
+    fit = fit_scan(encode_mesh(model, V, F), V, F, scan, args.partial, args.points, args.seed)
     seconds = time.perf_counter() - started
     if args.out:
-        save_mesh(args.out, fitted, F)
-    fit_median, fit_p90 = distances(scan, fitted, F)
-    rest_median, rest_p90 = distances(scan, V, F)
-    summary = {"moved": not result.kept_rest, "full_space": result.full_space, "k": instance.k,
-               "k_q": instance.k_q, "q": [round(float(v), 6) for v in result.q], "scan_points": len(scan),
-               "dropped_points": dropped, "residual_median": fit_median, "residual_p90": fit_p90,
-               "rest_residual_median": rest_median, "rest_residual_p90": rest_p90, "seconds": round(seconds, 3)}
+        save_mesh(args.out, fit.vertices, F)
+    summary = {"moved": fit.moved, "full_space": fit.full_space, "k": len(fit.z), "k_q": len(fit.q),
+               "q": [round(float(v), 6) for v in fit.q], "scan_points": len(scan), "dropped_points": dropped,
+               "residual_median": fit.residual[0], "residual_p90": fit.residual[1],
+               "rest_residual_median": fit.rest_residual[0], "rest_residual_p90": fit.rest_residual[1],
+               "seconds": round(seconds, 3)}
     if args.json:
         print(json_line(summary))
     else:
-        state = "moved from MESH's pose" if summary["moved"] else "in MESH's own pose (q = 0)"
-        print(f"neurok fit: the scan shows the object {state}; scan-to-surface distance median {fit_median:.4g}, "
-              f"90th percentile {fit_p90:.4g} (MESH as given: {rest_median:.4g}, {rest_p90:.4g}); "
-              f"{len(scan)} scan points" + (f" ({dropped} non-finite dropped)" if dropped else "")
+        state = "moved from MESH's pose" if fit.moved else "in MESH's own pose (q = 0)"
+        print(f"neurok fit: the scan shows the object {state}; scan-to-surface distance median {fit.residual[0]:.4g}, "
+              f"90th percentile {fit.residual[1]:.4g} (MESH as given: {fit.rest_residual[0]:.4g}, "
+              f"{fit.rest_residual[1]:.4g}); {len(scan)} scan points"
+              + (f" ({dropped} non-finite dropped)" if dropped else "")
               + f"; fit in {seconds:.2f} s" + (f"; wrote {args.out}" if args.out else ""))
     return 0

@@ -19,6 +19,9 @@ def register(subparsers) -> None:
                         help="contact position, metres, mesh frame (repeat for several contacts)")
     parser.add_argument("--velocity", nargs=3, type=float, action="append", metavar=("VX", "VY", "VZ"),
                         help="initial velocity of the contact of the same rank, m/s (default 0)")
+    parser.add_argument("--scan", metavar="FILE",
+                        help="first send this scan of the object now (point cloud or scanned mesh, mesh frame; as "
+                             "`neurok fit`) on ~/observation: the push starts from the fitted state")
     parser.add_argument("--out", default="trajectory.npz", help="output .npz (default trajectory.npz)")
     parser.add_argument("--frame-id", default="object", help="mesh frame (default object)")
     parser.add_argument("--server", default="/neurok_node", help="the node's fully qualified name")
@@ -50,12 +53,17 @@ def run(args) -> int:
     if not os.path.isfile(args.mesh):
         raise FileNotFoundError(2, "no such file", args.mesh)
 
+    scan = None
+    if args.scan:
+        from neurok_ros.geometry.point_cloud_io import load_points
+
+        scan, _ = load_points(args.scan)
     started = time.perf_counter()
     try:
-        reply, mesh_state = request_trajectory(args.mesh, contacts, velocities, spawn_node=args.spawn_node,
-                                               server=args.server, params_files=args.params_file,
-                                               parameters=args.param, frame_id=args.frame_id,
-                                               timeout=args.timeout)
+        reply, mesh_state, observed = request_trajectory(args.mesh, contacts, velocities, spawn_node=args.spawn_node,
+                                                         server=args.server, params_files=args.params_file,
+                                                         parameters=args.param, frame_id=args.frame_id, scan=scan,
+                                                         timeout=args.timeout)
         reply.save(args.out, contacts=contacts, velocities=velocities)
     except TimeoutError as exc:
         import sys
@@ -67,10 +75,16 @@ def run(args) -> int:
                "encode_s": float(mesh_state.get("mesh_encode_s", "nan")),
                "simulate_s": float(reply.diagnostics.get("simulate_s", "nan")),
                "total_s": round(time.perf_counter() - started, 3)}
+    if observed is not None:
+        summary.update(observation_moved=observed.get("observation_moved") == "true",
+                       observation_residual_p90_m=float(observed.get("observation_residual_p90_m", "nan")),
+                       observation_fit_s=float(observed.get("observation_fit_s", "nan")))
     if args.json:
         print(json_line(summary))
     else:
         print(f"neurok request: {summary['frames']} frames x {summary['vertices']} vertices in frame "
               f"'{summary['frame_id']}', action-to-trajectory {summary['latency_s']:.2f} s "
-              f"(mesh encoded in {summary['encode_s']:.2f} s); wrote {args.out}")
+              f"(mesh encoded in {summary['encode_s']:.2f} s"
+              + ("" if observed is None else f"; the scan {'moved' if summary['observation_moved'] else 'kept'} the "
+                 f"state, fitted in {summary['observation_fit_s']:.2f} s") + f"); wrote {args.out}")
     return 0

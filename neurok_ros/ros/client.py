@@ -8,6 +8,7 @@ node's topics, wait for the trajectory, get numpy arrays back.
         client.send_mesh_file("mug.ply", frame_id="object")          # waits until encoded
         reply = client.request([[0.05, 0.0, 0.1]], [[0.0, 0.0, -0.5]])
         reply.frames  # (T, N, 3) float32, mesh frame; reply.times (T,); reply.faces (M, 3)
+        client.send_observation(depth_points)   # (M, 3) the object seen now: later actions start there
 
 Requests are matched to replies by stamp: every mesh and action the client sends carries a fresh,
 unique header.stamp; the node echoes the action's stamp on its ~/trajectory and names the stamp of
@@ -35,7 +36,9 @@ from neurok_ros.errors import NeurokInputError
 from neurok_ros.ros.contact_action import conditions_to_trajectory
 from neurok_ros.ros.diagnostics import find_status, parse_energy_text, stamp_text, status_values
 from neurok_ros.ros.mesh_marker import file_to_marker, marker_to_mesh, mesh_to_marker
-from neurok_ros.ros.qos import ACTION_QOS, DIAGNOSTICS_QOS, MESH_QOS, TRAJECTORY_MESH_QOS, TRAJECTORY_QOS
+from neurok_ros.ros.observation_cloud import points_to_cloud
+from neurok_ros.ros.qos import (ACTION_QOS, DIAGNOSTICS_QOS, MESH_QOS, OBSERVATION_QOS, TRAJECTORY_MESH_QOS,
+                                TRAJECTORY_QOS)
 from neurok_ros.ros.trajectory_cloud import cloud_to_frames
 
 _client_ids = itertools.count()
@@ -90,6 +93,7 @@ class NeurokClient:
         self._executor.add_node(self.node)
         self._mesh_pub = self.node.create_publisher(Marker, f"{self.server}/mesh", MESH_QOS)
         self._action_pub = self.node.create_publisher(MultiDOFJointTrajectory, f"{self.server}/action", ACTION_QOS)
+        self._observation_pub = self.node.create_publisher(PointCloud2, f"{self.server}/observation", OBSERVATION_QOS)
         self._clouds: list = []
         self._diagnostics: list = []
         self._trajectory_mesh: Optional[Marker] = None
@@ -188,6 +192,34 @@ class NeurokClient:
             state = self.state()
             return state if state.get("mesh_stamp") == stamp else None
         return self._spin_until(outcome, timeout, "answer to the mesh")
+
+    def _accepted(self, topic: str, stamp: str) -> Optional[dict]:
+        for array in reversed(self._diagnostics):
+            status = find_status(array, self._input_name)
+            if status is not None and status.level != DiagnosticStatus.ERROR:
+                values = status_values(status)
+                if values.get("topic") == topic and values.get("input_stamp") == stamp:
+                    return {**self.state(), "message": status.message}
+        return None
+
+    def send_observation(self, points, frame_id: Optional[str] = None, timeout: float = 120.0) -> dict:
+        """Publish observed points of the object (M, 3) m, mesh frame (a depth camera's view) and
+        wait until the node has fitted them: the fitted shape is the state later actions start
+        from. Returns the node's state values (observation_moved, observation_residual_*_m, ...);
+        NeurokInputError with the node's reason when it refuses the cloud."""
+        stamp_msg = self._fresh_stamp()
+        msg = points_to_cloud(points, frame_id or self.frame_id, stamp_msg)
+        stamp = stamp_text(stamp_msg)
+        self._spin_until(lambda: True if self._observation_pub.get_subscription_count() else None, timeout,
+                         "subscriber on ~/observation")
+        self._observation_pub.publish(msg)
+
+        def outcome():
+            reason = self._rejection("~/observation", stamp)
+            if reason is not None:
+                raise NeurokInputError(f"{self.server} refused the observation: {reason}")
+            return self._accepted("~/observation", stamp)
+        return self._spin_until(outcome, timeout, "answer to the observation")
 
     def request(self, positions, velocities, path_times=(), path_positions=None, *,
                 frame_id: Optional[str] = None, timeout: float = 120.0) -> TrajectoryReply:

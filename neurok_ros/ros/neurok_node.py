@@ -1,5 +1,6 @@
 """neurok_node: meshes and contact actions in, predicted vertex trajectories out (DESIGN §7,
-msg/README.md).
+msg/README.md). An observed point cloud of the object (~/observation) sets the state that the next
+actions start from: the received mesh's learned space is fitted to it (kinematics/scan_fit.py).
 
 Thin: callbacks convert messages and hand jobs to ONE worker thread (latest-only, see
 prediction_worker.py); the worker encodes meshes (cached by a hash of vertices + faces) and calls
@@ -32,10 +33,11 @@ from neurok_ros.ros.contact_action import trajectory_to_conditions
 from neurok_ros.ros.diagnostics import NodeStatus, energy_text, stamp_text
 from neurok_ros.ros.mesh_marker import marker_to_mesh, mesh_to_marker
 from neurok_ros.ros.node_parameters import NODE_NAME, declare_parameters, read_settings
+from neurok_ros.ros.observation_cloud import cloud_to_points
 from neurok_ros.ros.playback_markers import MarkerPlayback, contact_markers
 from neurok_ros.ros.prediction_worker import EncodingCache, LatestOnlyWorker, mesh_key
 from neurok_ros.ros.qos import (ACTION_QOS, CLICKED_POINT_QOS, DIAGNOSTICS_QOS, MARKERS_QOS, MESH_QOS,
-                                TRAJECTORY_MESH_QOS, TRAJECTORY_QOS)
+                                OBSERVATION_QOS, TRAJECTORY_MESH_QOS, TRAJECTORY_QOS)
 from neurok_ros.simulation.surface_index import SurfaceIndex
 from neurok_ros.ros.trajectory_cloud import frames_to_cloud
 
@@ -59,8 +61,17 @@ class ActionJob:
 
 
 @dataclass
+class ObservationJob:
+    points: np.ndarray   # (M, 3) float64, finite, mesh frame
+    dropped: int         # non-finite points left out
+    input_stamp: str
+    received: float
+
+
+@dataclass
 class CurrentMesh:
-    """The mesh in use: vertices (n, 3) / faces (m, 3) after decoding (and decimation), in frame_id."""
+    """The mesh in use: vertices (n, 3) / faces (m, 3) after decoding (and decimation), in frame_id;
+    after an ~/observation, the fitted shape, with `received` the mesh it was fitted from."""
 
     vertices: np.ndarray
     faces: np.ndarray
@@ -73,6 +84,7 @@ class CurrentMesh:
     input_vertices: int
     input_stamp: str
     predictions: int = 0
+    received: Optional["CurrentMesh"] = None
 
     @property
     def size(self) -> float:
@@ -124,12 +136,15 @@ class NeurokNode(Node):
             raise
 
         self._cache = EncodingCache(settings.cache_size)
-        self._worker = LatestOnlyWorker(self._run_job, on_error=self._job_crashed, name="neurok_worker")
+        # a waiting mesh runs first, then an observation, then an action (which starts from both)
+        self._worker = LatestOnlyWorker(self._run_job, kinds=("mesh", "observation", "action"),
+                                        on_error=self._job_crashed, name="neurok_worker")
         self.create_timer(settings.diagnostics_period, self.publish_diagnostics)
         self.create_timer(PLAYBACK_TICK_S, self._playback.tick)
         self.create_subscription(Marker, "~/mesh", self._on_mesh, MESH_QOS)
         self.create_subscription(MultiDOFJointTrajectory, "~/action", self._on_action, ACTION_QOS)
         self.create_subscription(PointStamped, "~/clicked_point", self._on_click, CLICKED_POINT_QOS)
+        self.create_subscription(PointCloud2, "~/observation", self._on_observation, OBSERVATION_QOS)
         self.status.set_state("ready", "waiting for a mesh")
         self.publish_diagnostics()
         self.get_logger().info(f"ready: {self.resolve_topic_name('~/mesh')}, {self.resolve_topic_name('~/action')}")
@@ -167,7 +182,9 @@ class NeurokNode(Node):
         if worker is None:
             return {}
         return {"superseded_actions": worker.superseded["action"], "superseded_meshes": worker.superseded["mesh"],
-                "action_waiting": worker.waiting("action"), "mesh_waiting": worker.waiting("mesh")}
+                "superseded_observations": worker.superseded["observation"],
+                "action_waiting": worker.waiting("action"), "mesh_waiting": worker.waiting("mesh"),
+                "observation_waiting": worker.waiting("observation")}
 
     def _reject(self, topic: str, reason: str, input_stamp: str) -> None:
         self.get_logger().error(f"rejected {topic}: {reason}")
@@ -200,48 +217,68 @@ class NeurokNode(Node):
     def _no_mesh(self) -> bool:
         return self._mesh is None and not self._worker.waiting("mesh") and self._worker.busy != "mesh"
 
+    def _read_input(self, topic: str, unreadable: str, input_stamp: str, read):
+        """read() -> what the input asks for; on bad input, refuse it on /diagnostics, return None."""
+        try:
+            return read()
+        except NeurokInputError as exc:
+            self._reject(topic, str(exc), input_stamp)
+        except Exception as exc:  # a malformed message must not take the node down
+            self._reject(topic, f"{unreadable}: {type(exc).__name__}: {exc}", input_stamp)
+        return None
+
     def _on_action(self, msg: MultiDOFJointTrajectory) -> None:
         received = time.perf_counter()
         input_stamp = stamp_text(msg.header.stamp)
-        try:
+
+        def read():
             conditions = trajectory_to_conditions(msg)
             if self._no_mesh():
                 raise NeurokInputError("action before any mesh: publish the object on ~/mesh first")
             self._check_frame("action", msg.header)
-        except NeurokInputError as exc:
-            self._reject("~/action", str(exc), input_stamp)
-            return
-        except Exception as exc:  # a malformed message must not take the node down
-            self._reject("~/action", f"unreadable action: {type(exc).__name__}: {exc}", input_stamp)
-            return
-        self._worker.submit("action", ActionJob(conditions, self._stamp_for(msg.header), input_stamp,
-                                                "~/action", received, msg.header.frame_id))
+            return conditions
+        conditions = self._read_input("~/action", "unreadable action", input_stamp, read)
+        if conditions is not None:
+            self._worker.submit("action", ActionJob(conditions, self._stamp_for(msg.header), input_stamp,
+                                                    "~/action", received, msg.header.frame_id))
 
     def _on_click(self, msg: PointStamped) -> None:
         received = time.perf_counter()
         input_stamp = stamp_text(msg.header.stamp)
-        mesh = self._mesh
-        try:
+
+        def read():
+            mesh = self._mesh
             if mesh is None:
                 raise NeurokInputError("clicked point before any mesh: publish the object on ~/mesh first")
             self._check_frame("clicked point", msg.header)
             p = msg.point
-            conditions = mesh.surface.push_from_click((p.x, p.y, p.z), self.get_parameter("click_speed").value,
-                                                      self.get_parameter("contact_tolerance").value)
-        except NeurokInputError as exc:
-            self._reject("~/clicked_point", str(exc), input_stamp)
-            return
-        except Exception as exc:
-            self._reject("~/clicked_point", f"unusable click: {type(exc).__name__}: {exc}", input_stamp)
-            return
-        self._worker.submit("action", ActionJob(conditions, self._stamp_for(msg.header), input_stamp,
-                                                "~/clicked_point", received, msg.header.frame_id))
+            return mesh.surface.push_from_click((p.x, p.y, p.z), self.get_parameter("click_speed").value,
+                                                self.get_parameter("contact_tolerance").value)
+        conditions = self._read_input("~/clicked_point", "unusable click", input_stamp, read)
+        if conditions is not None:
+            self._worker.submit("action", ActionJob(conditions, self._stamp_for(msg.header), input_stamp,
+                                                    "~/clicked_point", received, msg.header.frame_id))
+
+    def _on_observation(self, msg: PointCloud2) -> None:
+        received = time.perf_counter()
+        input_stamp = stamp_text(msg.header.stamp)
+
+        def read():
+            if self._no_mesh():
+                raise NeurokInputError("observation before any mesh: publish the object on ~/mesh first")
+            self._check_frame("observation", msg.header)
+            return cloud_to_points(msg)
+        observed = self._read_input("~/observation", "unreadable observation", input_stamp, read)
+        if observed is not None:
+            self._worker.submit("observation", ObservationJob(*observed, input_stamp, received))
 
     # ---------------------------------------------------------------- worker thread
     def _run_job(self, kind: str, job) -> None:
         try:
             if kind == "mesh":
                 self._run_mesh(job)
+            elif kind == "observation":
+                self._run_observation(job)
             else:
                 self._run_action(job)
         finally:
@@ -294,6 +331,49 @@ class NeurokNode(Node):
         self.status.accepted("~/mesh", f"{len(V)} vertices, {len(F)} faces, frame '{frame}'"
                              + (", encoding from cache" if cached else f", encoded in {encode_s:.2f} s"),
                              input_stamp, warning)
+        self.status.set_state("ready")
+
+    def _run_observation(self, job: ObservationJob) -> None:
+        mesh = self._mesh
+        if mesh is None:
+            self._reject("~/observation", "observation before any mesh: no usable mesh has been received",
+                         job.input_stamp)
+            return
+        received = mesh.received or mesh
+        settings = read_settings(self)
+        self.status.set_state("busy", "fitting the observation")
+        self.publish_diagnostics()
+        try:
+            fit = self.backend.fit_scan(received.instance, received.vertices, received.faces, job.points, settings)
+            if fit.moved:
+                V = np.asarray(fit.vertices, dtype=np.float64)
+                key = mesh_key(V, received.faces)
+                instance, cached, encode_s = self._cache.get_or_encode(key, lambda: self.backend.encode(V, received.faces))
+                state = CurrentMesh(V, received.faces, received.frame_id, key, instance, SurfaceIndex(V, received.faces),
+                                    encode_s, cached, received.input_vertices, job.input_stamp, received=received)
+            else:
+                state = received
+        except NeurokInputError as exc:
+            self._reject("~/observation", str(exc), job.input_stamp)
+            return
+        except Exception as exc:
+            self._reject("~/observation", f"observation could not be fitted: {type(exc).__name__}: {exc}",
+                         job.input_stamp)
+            return
+        self._mesh = state
+        self._trajectory_mesh_pub.publish(mesh_to_marker(state.vertices, state.faces, state.frame_id,
+                                                         name="trajectory_mesh"))
+        self._playback.show(state.vertices[None], np.zeros(1), state.faces, state.frame_id, [], 0.0, False)
+        self.status.update(observation_stamp=job.input_stamp, observation_moved=fit.moved,
+                           observation_points=len(job.points), observation_dropped_points=job.dropped,
+                           observation_residual_median_m=fit.residual[0], observation_residual_p90_m=fit.residual[1],
+                           observation_received_residual_p90_m=fit.rest_residual[1], observation_fit_s=fit.seconds,
+                           observation_ready_s=time.perf_counter() - job.received, mesh_key=state.key[:16])
+        pose = "moved from the received mesh" if fit.moved else "the received mesh as it is (q = 0)"
+        self.status.accepted("~/observation", f"{len(job.points)} points: {pose}; distance to the fitted surface "
+                             f"median {fit.residual[0]:.4f} m, 90% {fit.residual[1]:.4f} m "
+                             f"(received mesh: {fit.rest_residual[1]:.4f} m); fit in {fit.seconds:.2f} s",
+                             job.input_stamp)
         self.status.set_state("ready")
 
     def _run_action(self, job: ActionJob) -> None:

@@ -66,12 +66,15 @@ def connected_client(spawn_node: bool, server: str = "/neurok_node", params_file
 
 def request_trajectory(mesh_path: str, contacts, velocities, *, spawn_node: bool, server: str = "/neurok_node",
                        params_files: Sequence[str] = (), parameters: Sequence[str] = (), frame_id: str = "object",
-                       timeout: float = 300.0):
-    """Send a mesh file and one push (contacts (C, 3) m, velocities (C, 3) m/s) through ROS 2 topics
-    and wait for the trajectory. Returns (TrajectoryReply, the node's state after the mesh)."""
+                       scan=None, timeout: float = 300.0):
+    """Send a mesh file, then (given scan: observed points (M, 3) m, mesh frame) an observation of
+    the object's current state, then one push (contacts (C, 3) m, velocities (C, 3) m/s) through ROS
+    2 topics, and wait for the trajectory. Returns (TrajectoryReply, the node's state after the mesh,
+    its state after the observation or None)."""
     if spawn_node:
         print("neurok: starting neurok_node in this process (loading the model)", flush=True)
     with connected_client(spawn_node, server, params_files, parameters, timeout) as client:
         mesh_state = client.send_mesh_file(mesh_path, frame_id=frame_id, timeout=timeout)
+        observed = None if scan is None else client.send_observation(scan, timeout=timeout)
         reply = client.request(contacts, velocities, timeout=timeout)
-    return reply, mesh_state
+    return reply, mesh_state, observed

@@ -2,7 +2,7 @@
 
 The node never touches torch or the simulation directly; everything goes through NeurokBackend,
 and the prediction is ONE call (`NeurokBackend.predict` -> neurok_ros.simulation.predict_motion).
-Tests may hand the node any object with the same three methods (encode, predict, warm_up).
+Tests may hand the node any object with the same methods (encode, predict, fit_scan, warm_up).
 """
 from __future__ import annotations
 
@@ -74,6 +74,13 @@ class NeurokBackend:
         return MotionResult(np.asarray(prediction.vertices, dtype=np.float32),
                             np.asarray(prediction.times, dtype=np.float32),
                             np.asarray(prediction.energy), timings, facts)
+
+    def fit_scan(self, instance, vertices: np.ndarray, faces: np.ndarray, points: np.ndarray, settings):
+        """The pose of `instance` (encoded from vertices, faces) that observed points (M, 3), mesh
+        frame, show: a kinematics.scan_fit.ScanFit, with the node's observation settings."""
+        from neurok_ros.kinematics.scan_fit import fit_scan
+
+        return fit_scan(instance, vertices, faces, points, settings.observation_partial, settings.observation_points)
 
     def warm_up(self, settings) -> float:
         """Encode a small sphere and simulate it for two frames; returns the seconds taken."""

@@ -25,6 +25,15 @@ CLICKED_POINT_QOS = QoSProfile(
     durability=DurabilityPolicy.VOLATILE,
 )
 
+# in ~/observation: a camera stream. BEST_EFFORT matches both best-effort (sensor drivers) and reliable
+# publishers; only the newest cloud matters.
+OBSERVATION_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=1,
+    reliability=ReliabilityPolicy.BEST_EFFORT,
+    durability=DurabilityPolicy.VOLATILE,
+)
+
 # out ~/trajectory: the latest prediction, kept for planners that subscribe after it was published.
 # A VOLATILE subscriber matches it too.
 TRAJECTORY_QOS = QoSProfile(

@@ -1,0 +1,78 @@
+"""The pose a scan shows: fit an encoded mesh's learned space to scanned points, report the fit.
+
+A scan (M, 3) observes the object now, in the mesh's frame and units; it may show one side only
+(`partial`: one depth camera). `fit_scan` fits a seeded subset of it with `fit_pose` (Chamfer on
+points, no correspondence), decodes the fitted shape in the mesh's vertex order, and measures how far
+all the scan's points lie from the fitted surface and from the mesh as given.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from neurok_ros.errors import NeurokInputError
+
+OVERLAP_MARGIN = 0.5  # scan points within this many bounding-box diagonals of the mesh's box overlap it
+
+
+@dataclass
+class ScanFit:
+    """vertices (N, 3) float64: the fitted shape, mesh frame, units and vertex order; q (k_q,) and z
+    (k,): its coordinates; moved: False when the mesh as given explains the scan (rest check, q = 0);
+    full_space: the fit left the active subspace; residual / rest_residual: (median, 90th percentile)
+    of the scan points' distances to the fitted surface / to the mesh as given, mesh units; seconds:
+    the fit."""
+
+    vertices: np.ndarray
+    q: np.ndarray
+    z: np.ndarray
+    moved: bool
+    full_space: bool
+    residual: tuple[float, float]
+    rest_residual: tuple[float, float]
+    seconds: float
+
+
+def check_overlap(scan: np.ndarray, vertices: np.ndarray, name: str = "scan") -> None:
+    """Raise NeurokInputError unless at least half the scan's points (M, 3) lie within
+    OVERLAP_MARGIN bounding-box diagonals of the mesh's box: a scan in another frame or unit, or one
+    of the whole scene, would otherwise give a meaningless fit."""
+    low, high = vertices.min(axis=0), vertices.max(axis=0)
+    margin = OVERLAP_MARGIN * float(np.linalg.norm(high - low))
+    near = float(np.all((scan >= low - margin) & (scan <= high + margin), axis=1).mean())
+    if near < 0.5:
+        raise NeurokInputError(
+            f"{name}: only {100 * near:.0f}% of the scan's points lie within {OVERLAP_MARGIN:g} bounding-box "
+            f"diagonals of the mesh; the scan must be of the object alone (cropped), in the mesh's frame and units")
+
+
+def surface_distances(points: np.ndarray, vertices: np.ndarray, faces: np.ndarray) -> tuple[float, float]:
+    """(median, 90th percentile) of the distances from points (M, 3) to the surface, mesh units."""
+    import igl
+
+    squared = igl.point_mesh_squared_distance(np.asarray(points, dtype=np.float64), np.asarray(vertices, dtype=np.float64),
+                                              np.asarray(faces, dtype=np.int64))[0]
+    d = np.sqrt(squared)
+    return float(np.median(d)), float(np.percentile(d, 90))
+
+
+def fit_scan(instance, vertices: np.ndarray, faces: np.ndarray, scan: np.ndarray, partial: bool,
+             points: int = 2048, seed: int = 0) -> ScanFit:
+    """Fit `instance` (encoded from vertices (N, 3), faces (F, 3)) to scan (M, 3), mesh frame; the
+    fit sees at most `points` of the scan (a seeded subset). Raises NeurokInputError for a scan that
+    does not overlap the mesh (check_overlap)."""
+    import torch
+
+    from neurok_ros.kinematics.inverse_kinematics import IKConfig, fit_pose
+
+    scan = np.asarray(scan, dtype=np.float64)
+    check_overlap(scan, vertices)
+    rng = np.random.default_rng(seed)
+    seen = scan if len(scan) <= points else scan[rng.choice(len(scan), points, replace=False)]
+    result = fit_pose(instance, torch.as_tensor(instance.transform.apply(seen), dtype=torch.float32),
+                      IKConfig(seed=seed, partial=partial))
+    fitted = instance.decode(z=result.z)
+    return ScanFit(fitted, result.q.detach().cpu().numpy(), result.z.detach().cpu().numpy(), not result.kept_rest,
+                   result.full_space, surface_distances(scan, fitted, faces), surface_distances(scan, vertices, faces),
+                   result.seconds)

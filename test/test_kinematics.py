@@ -342,8 +342,9 @@ def test_cli_fit_finds_the_pose_a_scan_shows(tmp_path, laptop, capsys):
 
     camera = V.mean(axis=0) + [0.0, -2.0, 1.0]  # in front of the laptop, above it
     np.save(tmp_path / "view.npy", visible_samples(target, F, camera, 2048, np.random.default_rng(6)))
-    one_side = _fit_summary(capsys, mesh, tmp_path / "view.npy", "--partial")
+    one_side = _fit_summary(capsys, mesh, tmp_path / "view.npy", "--partial", "--png", tmp_path / "fit.png")
     assert one_side["moved"] and one_side["residual_p90"] < 0.5 * one_side["rest_residual_p90"]
+    assert (tmp_path / "fit.png").stat().st_size > 10_000
 
     np.save(tmp_path / "elsewhere.npy", scan[np.isfinite(scan).all(axis=1)] + [0.0, 0.0, 25.0])
     assert neurok_main(["fit", str(mesh), str(tmp_path / "elsewhere.npy")]) == 2

@@ -25,6 +25,7 @@ def register(subparsers) -> None:
                         help="the scan shows one side of the object (one depth camera): one-sided Chamfer")
     parser.add_argument("--points", type=int, default=2048, help="scan points the fit sees (a seeded subset)")
     parser.add_argument("--out", help="write the fitted mesh here (ply, obj, stl, off, glb)")
+    parser.add_argument("--png", help="also draw the scan over MESH and over the fitted shape here")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--seed", type=int, default=0)
     add_model_options(parser)
@@ -51,6 +52,10 @@ def run(args) -> int:
     seconds = time.perf_counter() - started
     if args.out:
         save_mesh(args.out, fit.vertices, F)
+    if args.png:
+        from neurok_ros.visualisation.scan_fit_figure import render_scan_fit
+
+        render_scan_fit(V, fit.vertices, F, scan, args.png)
     summary = {"moved": fit.moved, "full_space": fit.full_space, "k": len(fit.z), "k_q": len(fit.q),
                "q": [round(float(v), 6) for v in fit.q], "scan_points": len(scan), "dropped_points": dropped,
                "residual_median": fit.residual[0], "residual_p90": fit.residual[1],

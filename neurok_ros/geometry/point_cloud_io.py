@@ -38,7 +38,10 @@ def _ply(data: bytes, name: str, mesh_samples: int, rng: np.random.Generator) ->
     vertices = np.asarray(getattr(loaded, "vertices", np.zeros((0, 3))), dtype=np.float64)
     if len(faces) == 0:
         return vertices
-    return sample_surface(vertices, faces, mesh_samples, rng).points
+    try:
+        return sample_surface(vertices, faces, mesh_samples, rng).points
+    except MeshError as exc:  # bad indices, non-finite vertices, no area
+        raise NeurokInputError(f"{name}: {exc}") from None
 
 
 def _columns(path: Path) -> np.ndarray:
@@ -84,11 +87,8 @@ def load_points(path, mesh_samples: int = 100_000, seed: int = 0) -> tuple[np.nd
         points = _array(path)
     elif kind == "pcd":
         points = _pcd(path)
-    elif kind in MESH_FILE_TYPES:
-        try:
-            points = sample_surface(*load_mesh(path), mesh_samples, rng).points
-        except MeshError as exc:
-            raise NeurokInputError(str(exc)) from None
+    elif kind in MESH_FILE_TYPES:  # load_mesh's MeshError names the file
+        points = sample_surface(*load_mesh(path), mesh_samples, rng).points
     else:
         raise NeurokInputError(f"{path}: unsupported scan format {path.suffix!r}; expected one of "
                                f"{', '.join(POINT_FILE_TYPES + MESH_FILE_TYPES)}")

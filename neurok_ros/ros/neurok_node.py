@@ -66,6 +66,7 @@ class ObservationJob:
     dropped: int         # non-finite points left out
     input_stamp: str
     received: float
+    frame_id: str = ""   # the cloud's header.frame_id ("" = the mesh frame)
 
 
 @dataclass
@@ -270,7 +271,7 @@ class NeurokNode(Node):
             return cloud_to_points(msg)
         observed = self._read_input("~/observation", "unreadable observation", input_stamp, read)
         if observed is not None:
-            self._worker.submit("observation", ObservationJob(*observed, input_stamp, received))
+            self._worker.submit("observation", ObservationJob(*observed, input_stamp, received, msg.header.frame_id))
 
     # ---------------------------------------------------------------- worker thread
     def _run_job(self, kind: str, job) -> None:
@@ -344,6 +345,9 @@ class NeurokNode(Node):
         self.status.set_state("busy", "fitting the observation")
         self.publish_diagnostics()
         try:
+            if job.frame_id and job.frame_id != mesh.frame_id:  # the mesh may have changed since the callback
+                raise NeurokInputError(f"observation frame '{job.frame_id}' is not the mesh frame '{mesh.frame_id}' "
+                                       f"(no tf2 here: send it in the mesh frame)")
             fit = self.backend.fit_scan(received.instance, received.vertices, received.faces, job.points, settings)
             if fit.moved:
                 V = np.asarray(fit.vertices, dtype=np.float64)

@@ -1,8 +1,9 @@
 """`neurok fit MESH SCAN`: the pose of MESH's object that a scan of it shows.
 
 MESH is the object as the model encodes it (its own pose is q = 0). SCAN observes the same object
-now, in MESH's frame and units: a point cloud (.pcd, .ply, .xyz, .npy) or a scanned mesh of any
-triangulation (geometry/point_cloud_io.py). The fit sees only the scan's points, with no
+now, in MESH's frame and units (z up): a point cloud (.pcd, .ply, .xyz, .npy) or a scanned mesh of
+any triangulation (geometry/point_cloud_io.py). Points on the surface the object stands on (a band
+around the plane of MESH's lowest z) are left out (kinematics/scan_fit.py). The fit sees only the scan's points, with no
 correspondence (`fit_pose`); with --partial the scan shows one side of the object (one depth
 camera), so the fit minimises the one-sided Chamfer from the scan. It prints the fitted latent
 coordinates and how far the scan's points lie from the fitted surface and from MESH as given; --out
@@ -16,6 +17,7 @@ import time
 
 def register(subparsers) -> None:
     from neurok_ros.cli.model_options import add_model_options
+    from neurok_ros.kinematics.scan_fit import SUPPORT_BAND
 
     parser = subparsers.add_parser("fit", help="fit MESH's learned pose space to a scan of the object")
     parser.add_argument("mesh", help="the object's mesh, in the pose the model encodes")
@@ -24,6 +26,9 @@ def register(subparsers) -> None:
     parser.add_argument("--partial", action="store_true",
                         help="the scan shows one side of the object (one depth camera): one-sided Chamfer")
     parser.add_argument("--points", type=int, default=2048, help="scan points the fit sees (a seeded subset)")
+    parser.add_argument("--support-band", type=float, default=None, metavar="F",
+                        help="leave out scan points within F bounding-box diagonals of the plane of MESH's lowest z "
+                             f"(the table it stands on); 0 keeps them (default {SUPPORT_BAND:g})")
     parser.add_argument("--out", help="write the fitted mesh here (ply, obj, stl, off, glb)")
     parser.add_argument("--png", help="also draw the scan over MESH and over the fitted shape here")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -38,17 +43,20 @@ def run(args) -> int:
     from neurok_ros.geometry.mesh_io import load_mesh, save_mesh
     from neurok_ros.geometry.point_cloud_io import load_points
     from neurok_ros.kinematics.instance import encode_mesh
-    from neurok_ros.kinematics.scan_fit import check_overlap, fit_scan
+    from neurok_ros.kinematics.scan_fit import SUPPORT_BAND, check_overlap, fit_scan
     from neurok_ros.strict_json import json_line
 
     started = time.perf_counter()
+    band = SUPPORT_BAND if args.support_band is None else args.support_band
     if args.points < 1:
         raise NeurokInputError("--points must be positive")
+    if not 0 <= band < 1:
+        raise NeurokInputError(f"--support-band must be in [0, 1), got {band:g}")
     V, F = load_mesh(args.mesh)
     scan, dropped = load_points(args.scan, seed=args.seed)
     check_overlap(scan, V, args.scan)  # before the model loads
     model, _ = load_model_from_args(args)
-    fit = fit_scan(encode_mesh(model, V, F), V, F, scan, args.partial, args.points, args.seed)
+    fit = fit_scan(encode_mesh(model, V, F), V, F, scan, args.partial, args.points, args.seed, band)
     seconds = time.perf_counter() - started
     if args.out:
         save_mesh(args.out, fit.vertices, F)
@@ -58,6 +66,7 @@ def run(args) -> int:
         render_scan_fit(V, fit.vertices, F, scan, args.png)
     summary = {"moved": fit.moved, "full_space": fit.full_space, "k": len(fit.z), "k_q": len(fit.q),
                "q": [round(float(v), 6) for v in fit.q], "scan_points": len(scan), "dropped_points": dropped,
+               "support_points": fit.support_points,
                "residual_median": fit.residual[0], "residual_p90": fit.residual[1],
                "rest_residual_median": fit.rest_residual[0], "rest_residual_p90": fit.rest_residual[1],
                "seconds": round(seconds, 3)}
@@ -69,5 +78,6 @@ def run(args) -> int:
               f"90th percentile {fit.residual[1]:.4g} (MESH as given: {fit.rest_residual[0]:.4g}, "
               f"{fit.rest_residual[1]:.4g}); {len(scan)} scan points"
               + (f" ({dropped} non-finite dropped)" if dropped else "")
+              + (f", {fit.support_points} on the support surface left out" if fit.support_points else "")
               + f"; fit in {seconds:.2f} s" + (f"; wrote {args.out}" if args.out else ""))
     return 0

@@ -370,6 +370,7 @@ class NeurokNode(Node):
         self._playback.show(state.vertices[None], np.zeros(1), state.faces, state.frame_id, [], 0.0, False)
         self.status.update(observation_stamp=job.input_stamp, observation_moved=fit.moved,
                            observation_points=len(job.points), observation_dropped_points=job.dropped,
+                           observation_support_points=fit.support_points,
                            observation_residual_median_m=fit.residual[0], observation_residual_p90_m=fit.residual[1],
                            observation_received_residual_p90_m=fit.rest_residual[1], observation_fit_s=fit.seconds,
                            observation_ready_s=time.perf_counter() - job.received, mesh_key=state.key[:16])

@@ -106,6 +106,9 @@ SPECS = (
                   "camera): fit the one-sided Chamfer from the points; false: they cover the whole surface"),
     ParameterSpec("observation_points", "integer", "points of an ~/observation cloud the fit sees (a seeded subset)",
                   16, 100_000),
+    ParameterSpec("observation_support_band", "double", "~/observation points within this many bounding-box "
+                  "diagonals of the plane of the mesh's lowest z (the table it stands on) are left out; 0: none",
+                  0.0, 0.5),
     # outputs
     ParameterSpec("playback_rate", "double", "RViz playback speed on ~/markers (1 = real time); 0: no playback",
                   0.0, 100.0),

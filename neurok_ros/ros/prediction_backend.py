@@ -80,7 +80,8 @@ class NeurokBackend:
         frame, show: a kinematics.scan_fit.ScanFit, with the node's observation settings."""
         from neurok_ros.kinematics.scan_fit import fit_scan
 
-        return fit_scan(instance, vertices, faces, points, settings.observation_partial, settings.observation_points)
+        return fit_scan(instance, vertices, faces, points, settings.observation_partial, settings.observation_points,
+                        support_band=settings.observation_support_band)
 
     def warm_up(self, settings) -> float:
         """Encode a small sphere and simulate it for two frames; returns the seconds taken."""

@@ -104,6 +104,7 @@ def test_an_observation_sets_the_state_actions_start_from(ros_context):
         assert status.level == DiagnosticStatus.OK and "moved from the received mesh" in status.message, status.message
         state = h.state()
         assert state["observation_moved"] == "true" and state["mesh_key"] != received_key
+        assert int(state["observation_support_points"]) > 0  # the base's bottom edge, within the table band
         assert float(state["observation_residual_p90_m"]) < 0.5 * float(state["observation_received_residual_p90_m"])
         fitted = marker_to_mesh(h.meshes[-1]).vertices  # ~/trajectory_mesh: the state's vertices
         lid = np.linalg.norm(target - V, axis=1) > 1e-6  # the turned lid's vertices, seen side and hidden side

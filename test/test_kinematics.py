@@ -191,6 +191,25 @@ def test_one_sided_chamfer_is_the_observed_points_distance_to_the_decoded_ones()
     assert bool((chamfer_l2(extra, b) > chamfer_l2(a, b)).all())
 
 
+def test_trimmed_chamfer_leaves_out_the_observed_outliers():
+    """With trim, the observed points farthest from the decoded ones (a gripper in the view) leave the
+    observed-to-decoded term: 6 far outliers among 60 points, trim 0.1, give the clean value."""
+    generator = torch.Generator().manual_seed(5)
+    a, b = torch.rand(2, 50, 3, generator=generator), torch.rand(54, 3, generator=generator)
+    cluttered = torch.cat([b, b[:6] + 3.0])
+    d = ((a[:, :, None] - b[None, None]) ** 2).sum(-1)
+    clean = d.min(1).values  # (2, 54): each observed point's squared distance to its nearest decoded one
+    kept = torch.sort(clean, dim=1).values[:, :54 - int(0.1 * 54)]
+    torch.testing.assert_close(chamfer_l2(a, cluttered, one_sided=True, trim=0.1), clean.mean(1))
+    torch.testing.assert_close(chamfer_l2(a, b, one_sided=True, trim=0.1), kept.mean(1))
+    assert bool((chamfer_l2(a, cluttered, one_sided=True) > 10 * clean.mean(1)).all())
+    torch.testing.assert_close(chamfer_l2(a, cluttered, trim=0.1)  # the decoded-to-observed term keeps every point
+                               - 0.5 * chamfer_l2(a, cluttered, one_sided=True, trim=0.1),
+                               0.5 * ((a[:, :, None] - cluttered[None, None]) ** 2).sum(-1).min(2).values.mean(1))
+    with pytest.raises(ValueError, match="trim"):
+        IKConfig(trim=1.0)
+
+
 def test_adam_on_rows_takes_torch_adams_steps():
     """The written-out update equals torch.optim.Adam's on a non-quadratic objective, and the best
     row values seen are returned."""
@@ -357,6 +376,9 @@ def test_cli_fit_finds_the_pose_a_scan_shows(tmp_path, laptop, capsys):
     base_moved = np.linalg.norm(load_mesh(fitted_path)[0] - V, axis=1)[~lid]
     assert np.median(base_moved) < 0.005  # metres; 51 mm when the table's points are fitted too
     assert (tmp_path / "fit.png").stat().st_size > 10_000
+
+    assert neurok_main(["fit", str(mesh), str(tmp_path / "view.npy"), "--trim", "1"]) == 2
+    assert capsys.readouterr().err.strip() == "neurok fit: error: --trim must be in [0, 1), got 1"
 
     np.save(tmp_path / "elsewhere.npy", scan[np.isfinite(scan).all(axis=1)] + [0.0, 0.0, 25.0])
     assert neurok_main(["fit", str(mesh), str(tmp_path / "elsewhere.npy")]) == 2

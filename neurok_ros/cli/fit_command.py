@@ -17,7 +17,7 @@ import time
 
 def register(subparsers) -> None:
     from neurok_ros.cli.model_options import add_model_options
-    from neurok_ros.kinematics.scan_fit import SUPPORT_BAND
+    from neurok_ros.kinematics.scan_fit import SUPPORT_BAND, TRIM
 
     parser = subparsers.add_parser("fit", help="fit MESH's learned pose space to a scan of the object")
     parser.add_argument("mesh", help="the object's mesh, in the pose the model encodes")
@@ -29,6 +29,10 @@ def register(subparsers) -> None:
     parser.add_argument("--support-band", type=float, default=None, metavar="F",
                         help="leave out scan points within F bounding-box diagonals of the plane of MESH's lowest z "
                              f"(the table it stands on); 0 keeps them (default {SUPPORT_BAND:g})")
+    parser.add_argument("--trim", type=float, default=TRIM, metavar="F",
+                        help="leave the fraction F of the scan's points farthest from the fitted shape out of the fit "
+                             "(a gripper or a hand in the view); a moving part smaller than F of the scan may then go "
+                             f"unseen (default {TRIM:g})")
     parser.add_argument("--out", help="write the fitted mesh here (ply, obj, stl, off, glb)")
     parser.add_argument("--png", help="also draw the scan over MESH and over the fitted shape here")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -52,11 +56,13 @@ def run(args) -> int:
         raise NeurokInputError("--points must be positive")
     if not 0 <= band < 1:
         raise NeurokInputError(f"--support-band must be in [0, 1), got {band:g}")
+    if not 0 <= args.trim < 1:
+        raise NeurokInputError(f"--trim must be in [0, 1), got {args.trim:g}")
     V, F = load_mesh(args.mesh)
     scan, dropped = load_points(args.scan, seed=args.seed)
     check_overlap(scan, V, args.scan)  # before the model loads
     model, _ = load_model_from_args(args)
-    fit = fit_scan(encode_mesh(model, V, F), V, F, scan, args.partial, args.points, args.seed, band)
+    fit = fit_scan(encode_mesh(model, V, F), V, F, scan, args.partial, args.points, args.seed, band, args.trim)
     seconds = time.perf_counter() - started
     if args.out:
         save_mesh(args.out, fit.vertices, F)
@@ -66,7 +72,7 @@ def run(args) -> int:
         render_scan_fit(V, fit.vertices, F, scan, args.png)
     summary = {"moved": fit.moved, "full_space": fit.full_space, "k": len(fit.z), "k_q": len(fit.q),
                "q": [round(float(v), 6) for v in fit.q], "scan_points": len(scan), "dropped_points": dropped,
-               "support_points": fit.support_points,
+               "support_points": fit.support_points, "trim": args.trim,
                "residual_median": fit.residual[0], "residual_p90": fit.residual[1],
                "rest_residual_median": fit.rest_residual[0], "rest_residual_p90": fit.rest_residual[1],
                "seconds": round(seconds, 3)}

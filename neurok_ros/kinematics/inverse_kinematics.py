@@ -52,7 +52,9 @@ class IKConfig:
     posterior-bank motions, they join the candidate starts and the q stage's basis (start_latents);
     partial: the observation shows part of the surface (one depth view), so the objective is the
     one-sided Chamfer from the observed points and the rest check uses only their distance to the
-    decoded surface."""
+    decoded surface; trim: the fraction of the observed points farthest from the decoded shape left
+    out of the objective's observed-to-decoded term and of the rest check's observed-to-surface term
+    (outliers: a gripper or a hand in the view; 0 keeps every point)."""
 
     points: int = 1024
     starts: int = 8
@@ -66,7 +68,12 @@ class IKConfig:
     full_space_fallback: bool = True
     bank_starts: bool = True
     partial: bool = False
+    trim: float = 0.0
     seed: int = 0
+
+    def __post_init__(self):
+        if not 0.0 <= self.trim < 1.0:
+            raise ValueError(f"IKConfig.trim must be in [0, 1), got {self.trim}")
 
 
 @dataclass
@@ -87,28 +94,41 @@ class IKResult:
     full_space: bool = False
 
 
+def kept_count(count: int, trim: float) -> int:
+    """How many of `count` observed points a fit with `trim` keeps: at least one."""
+    return max(1, count - int(trim * count))
+
+
+def trimmed_mean(values: torch.Tensor, trim: float) -> torch.Tensor:
+    """Mean over the last axis (..., M) of the kept_count(M, trim) smallest values."""
+    if trim <= 0.0:
+        return values.mean(-1)
+    return torch.topk(values, kept_count(values.shape[-1], trim), dim=-1, largest=False).values.mean(-1)
+
+
 def surface_error(instance: NeuROKInstance, z: torch.Tensor, target: np.ndarray, samples,
-                  partial: bool = False) -> float:
+                  partial: bool = False, trim: float = 0.0) -> float:
     """Mean squared distance (normalised units^2) from the observed points (M, 3, normalised frame) to
-    the surface decoded at z (k,), plus (unless partial: the observation shows part of the surface)
-    that of the decoded surface samples (SurfaceSamples of the input mesh, re-evaluated on the decoded
-    vertices) to their nearest observed point."""
+    the surface decoded at z (k,), the `trim` fraction farthest left out, plus (unless partial: the
+    observation shows part of the surface) that of the decoded surface samples (SurfaceSamples of the
+    input mesh, re-evaluated on the decoded vertices) to their nearest observed point."""
     vertices = instance.transform.apply(instance.decode(z=z))
     faces = np.asarray(instance.faces, dtype=np.int64)
-    to_surface = igl.point_mesh_squared_distance(target, vertices, faces)[0]
+    to_surface = float(trimmed_mean(torch.as_tensor(igl.point_mesh_squared_distance(target, vertices, faces)[0]), trim))
     if partial:
-        return float(to_surface.mean())
+        return to_surface
     points = evaluate_samples(vertices, faces, samples.face_ids, samples.barycentric)
     to_target = torch.cdist(torch.as_tensor(points), torch.as_tensor(target)).min(dim=1).values.square()
-    return float(to_surface.mean() + to_target.mean())
+    return to_surface + float(to_target.mean())
 
 
-def sampling_gap(instance: NeuROKInstance, samples, count: int, seed: int) -> float:
+def sampling_gap(instance: NeuROKInstance, samples, count: int, seed: int, trim: float = 0.0) -> float:
     """The surface error an observation of SOURCE itself would have: mean squared distance from
-    `samples` (SurfaceSamples of the input mesh) to `count` other samples of it (normalised units^2)."""
+    `samples` (SurfaceSamples of the input mesh) to `count` other samples of it (normalised units^2),
+    the `trim` fraction farthest left out as in surface_error."""
     _, other = instance.surface_samples(count, seed=seed)
     own = torch.as_tensor(instance.transform.apply(samples.points), dtype=other.dtype).to(other.device)
-    return float(torch.cdist(own, other).min(dim=1).values.square().mean())
+    return float(trimmed_mean(torch.cdist(own, other).min(dim=1).values.square(), trim))
 
 
 def nearest_indices(points: torch.Tensor, target: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -129,17 +149,18 @@ def nearest_indices(points: torch.Tensor, target: torch.Tensor) -> tuple[torch.T
             torch.from_numpy(to_points).to(torch.long))
 
 
-def chamfer_l2(points: torch.Tensor, target: torch.Tensor, one_sided: bool = False) -> torch.Tensor:
+def chamfer_l2(points: torch.Tensor, target: torch.Tensor, one_sided: bool = False, trim: float = 0.0) -> torch.Tensor:
     """Symmetric Chamfer-L2 (B,) between batched point sets (B, N, 3) and one target set (M, 3); with
     one_sided, only the target points' mean squared distance to their nearest point (an observation
-    of part of the surface says nothing about where the rest of it is).
+    of part of the surface says nothing about where the rest of it is). With trim, the target points'
+    term averages only the kept_count(M, trim) nearest (per row: outliers of the observation).
 
     Nearest neighbours are found without autograd (nearest_indices); the loss is then rebuilt from
     the matched pairs, which has the same gradient almost everywhere and avoids back-propagating
     through the (B, N, M) distance matrix (~10x faster on the CPU)."""
     to_target, to_points = nearest_indices(points, target)
     nearest = torch.gather(points, 1, to_points[..., None].expand(-1, -1, 3))
-    backward = (nearest - target).square().sum(-1).mean(1)
+    backward = trimmed_mean((nearest - target).square().sum(-1), trim)
     if one_sided:
         return backward
     forward = (points - target[to_target]).square().sum(-1).mean(1)
@@ -216,7 +237,7 @@ def fit_pose(instance: NeuROKInstance, target_points: torch.Tensor, config: IKCo
 
     def objective(z: torch.Tensor) -> torch.Tensor:
         prior = 0.5 * w * (z - instance.prior_mean).square().sum(1)
-        return chamfer_l2(instance.positions(z, cache), target, config.partial) + prior
+        return chamfer_l2(instance.positions(z, cache), target, config.partial, config.trim) + prior
 
     motions = instance.motion_offsets if config.bank_starts else None
     with torch.no_grad():
@@ -241,9 +262,9 @@ def fit_pose(instance: NeuROKInstance, target_points: torch.Tensor, config: IKCo
     if config.rest_check:
         observed = target.double().cpu().numpy()
         fresh, _ = instance.surface_samples(4 * config.points, seed=config.seed + 1)
-        errors = {"fit": surface_error(instance, z, observed, fresh, config.partial),
-                  "rest": surface_error(instance, instance.rest_latent, observed, fresh, config.partial),
-                  "sampling_gap": sampling_gap(instance, fresh, len(observed), config.seed + 2)}
+        errors = {"fit": surface_error(instance, z, observed, fresh, config.partial, config.trim),
+                  "rest": surface_error(instance, instance.rest_latent, observed, fresh, config.partial, config.trim),
+                  "sampling_gap": sampling_gap(instance, fresh, len(observed), config.seed + 2, config.trim)}
         if errors["rest"] <= errors["fit"] * (1.0 + config.rest_margin):
             # fit again in the whole space, unless SOURCE explains the observation as well as another
             # sampling of SOURCE would: then the observation shows SOURCE and there is nothing to find
@@ -251,7 +272,7 @@ def fit_pose(instance: NeuROKInstance, target_points: torch.Tensor, config: IKCo
             if config.full_space_fallback and moved and instance.k_q < instance.k:
                 whole = whole_space(instance.k, instance.prior_mean.dtype, instance.device).basis
                 z_full, loss_full, _ = fit_in(whole, 0)
-                error_full = surface_error(instance, z_full, observed, fresh, config.partial)
+                error_full = surface_error(instance, z_full, observed, fresh, config.partial, config.trim)
                 if errors["rest"] > error_full * (1.0 + config.rest_margin):
                     z, loss, full_space, errors["fit"] = z_full, loss_full, True, error_full
             if not full_space:

@@ -21,6 +21,7 @@ from neurok_ros.errors import NeurokInputError
 
 OVERLAP_MARGIN = 0.5  # scan points within this many bounding-box diagonals of the mesh's box overlap it
 SUPPORT_BAND = 0.01  # scan points this close (in bounding-box diagonals) to the mesh's lowest z: the table
+TRIM = 0.0  # fraction of the object's scan points farthest from the fitted shape left out of the fit
 
 
 @dataclass
@@ -75,11 +76,13 @@ def surface_distances(points: np.ndarray, vertices: np.ndarray, faces: np.ndarra
 
 
 def fit_scan(instance, vertices: np.ndarray, faces: np.ndarray, scan: np.ndarray, partial: bool,
-             points: int = 2048, seed: int = 0, support_band: float = SUPPORT_BAND) -> ScanFit:
+             points: int = 2048, seed: int = 0, support_band: float = SUPPORT_BAND, trim: float = TRIM) -> ScanFit:
     """Fit `instance` (encoded from vertices (N, 3), faces (F, 3)) to scan (M, 3), mesh frame, z up;
     the fit sees at most `points` of the scan's object points (a seeded subset), after drop_support
-    with a band of support_band bounding-box diagonals (0: none). Raises NeurokInputError for a scan
-    that does not overlap the mesh (check_overlap) or has fewer than MIN_POINTS object points."""
+    with a band of support_band bounding-box diagonals (0: none), and leaves the `trim` fraction of
+    them farthest from the decoded shape out of its objective (IKConfig.trim). Raises
+    NeurokInputError for a scan that does not overlap the mesh (check_overlap) or has fewer than
+    MIN_POINTS object points."""
     import torch
 
     from neurok_ros.geometry.point_cloud_io import MIN_POINTS
@@ -96,7 +99,7 @@ def fit_scan(instance, vertices: np.ndarray, faces: np.ndarray, scan: np.ndarray
     rng = np.random.default_rng(seed)
     seen = scan if len(scan) <= points else scan[rng.choice(len(scan), points, replace=False)]
     result = fit_pose(instance, torch.as_tensor(instance.transform.apply(seen), dtype=torch.float32),
-                      IKConfig(seed=seed, partial=partial))
+                      IKConfig(seed=seed, partial=partial, trim=trim))
     fitted = instance.decode(z=result.z)
     return ScanFit(fitted, result.q.detach().cpu().numpy(), result.z.detach().cpu().numpy(), not result.kept_rest,
                    result.full_space, surface_distances(scan, fitted, faces), surface_distances(scan, vertices, faces),

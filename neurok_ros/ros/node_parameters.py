@@ -109,6 +109,9 @@ SPECS = (
     ParameterSpec("observation_support_band", "double", "~/observation points within this many bounding-box "
                   "diagonals of the plane of the mesh's lowest z (the table it stands on) are left out; 0: none",
                   0.0, 0.5),
+    ParameterSpec("observation_trim", "double", "fraction of an ~/observation cloud's object points farthest from the "
+                  "fitted shape left out of the fit (a gripper in the view); a smaller moving part may go unseen",
+                  0.0, 0.9),
     # outputs
     ParameterSpec("playback_rate", "double", "RViz playback speed on ~/markers (1 = real time); 0: no playback",
                   0.0, 100.0),

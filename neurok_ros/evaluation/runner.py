@@ -226,6 +226,7 @@ def render_markdown(config: EvalConfig, methods: list[Method], records: list[dic
     pairs = len({r["file"] for r in records})
     categories = len({r["category"] for r in records})
     split_source = f"`{config.split_file}`" if config.split_file else "the dataset manifest"
+    threads = torch.get_num_threads()
     chosen = ("all instances" if config.pairs_per_category is None
               else f"up to {config.pairs_per_category} per category")
     lines = [f"# NeuROK evaluation: pose fitting on the `{config.split}` split", "",
@@ -235,7 +236,7 @@ def render_markdown(config: EvalConfig, methods: list[Method], records: list[dic
              f"{categories} categories ({chosen}), seed {config.seed}.",
              f"- Run: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}, "
              f"{seconds / 60:.1f} min on {platform.machine()} with {os.cpu_count()} CPU cores, "
-             f"{torch.get_num_threads()} torch threads, device {config.device}, torch {torch.__version__}.",
+             f"{threads} torch thread{'s' if threads != 1 else ''}, device {config.device}, torch {torch.__version__}.",
              "", "## Checkpoints", ""]
     lines += report.checkpoint_lines(checkpoints)
     if unseen:

@@ -159,7 +159,8 @@ def test_neurok_eval_end_to_end_on_a_tiny_dataset(tiny_dataset, tmp_path):
     out, records = tmp_path / "docs" / "eval.md", tmp_path / "records.json"
     status = neurok_main(["eval", "--data", str(tiny_dataset), "--out", str(out), "--pairs-per-category", "1",
                           "--checkpoint", str(checkpoint), "--ablation-checkpoints", f"displacement={displacement}",
-                          "--json", str(records), "--ik-starts", "2", "--ik-steps", "3", "2", "--pca-pairs", "24",
+                          "--json", str(records), "--ik-starts", "2", "--ik-steps", "3", "2",
+                          "--ik-prior-weight", "0.0001", "--pca-pairs", "24",
                           "--pca-cache", str(tmp_path / "cache"), "--no-progress", "--device", "cpu"])
     assert status == 0
     text = out.read_text()
@@ -184,7 +185,8 @@ def test_neurok_eval_end_to_end_on_a_tiny_dataset(tiny_dataset, tmp_path):
     for needle in ("| NeuROK |", "| Ablation: no active subspace", "| Ablation: displacement output",
                    "| Baseline: PCA", "skipped: no checkpoint given", "Paper Table 1", "## Protocol",
                    "| toy_laptop |", "`" + str(checkpoint) + "` | 2 |", "## Each row against NeuROK",
-                   "| NeuROK, no-active-subspace and no-rest-anchoring ablations | `"):
+                   "| NeuROK, no-active-subspace and no-rest-anchoring ablations | `", "prior weight 0.0001",
+                   "--ik-prior-weight 0.0001"):
         assert needle in text, needle
     assert "no_augment" not in {r["method"] for r in data["records"]}
     # the PCA subspace was cached and a second run reads it back
@@ -252,3 +254,11 @@ def test_random_heading_turns_each_pair_about_the_up_axis(tiny_dataset, tmp_path
     for rows in (("neurok",), ("no_such_row",)):  # NeuROK is every row's reference; names are checked
         with pytest.raises(NeurokInputError, match="cannot skip"):
             run_evaluation(replace(config, skip_rows=rows))
+
+
+def test_neurok_eval_refuses_a_negative_prior_weight(tiny_dataset, tmp_path, capsys):
+    out = tmp_path / "eval.md"
+    status = neurok_main(["eval", "--data", str(tiny_dataset), "--out", str(out), "--ik-prior-weight", "-1",
+                          "--no-progress", "--device", "cpu"])
+    assert status == 2 and not out.exists()
+    assert "--ik-prior-weight must be a finite number >= 0" in capsys.readouterr().err

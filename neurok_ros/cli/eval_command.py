@@ -46,6 +46,8 @@ def register(subparsers) -> None:
     parser.add_argument("--ik-starts", type=_positive_int, help="IK starts (default: IKConfig's)")
     parser.add_argument("--ik-steps", type=int, nargs=2, metavar=("Q_STEPS", "Z_STEPS"),
                         help="IK Adam steps in q, then in z (default: IKConfig's)")
+    parser.add_argument("--ik-prior-weight", type=float, metavar="W",
+                        help="IK prior weight w of 1/2 w |z - mu|^2 (default: IKConfig's)")
     parser.add_argument("--pca-pairs", type=_positive_int, default=2048, metavar="N",
                         help="training pairs of the PCA baseline (default: 2048)")
     parser.add_argument("--pca-components", type=_positive_int, default=16, metavar="D",
@@ -96,6 +98,8 @@ def command_line(args) -> str:
         words += ["--ik-starts", str(args.ik_starts)]
     if args.ik_steps is not None:
         words += ["--ik-steps", *map(str, args.ik_steps)]
+    if args.ik_prior_weight is not None:
+        words += ["--ik-prior-weight", repr(args.ik_prior_weight)]
     if args.no_pca_cache:
         words.append("--no-pca-cache")
     if args.random_heading:
@@ -109,6 +113,7 @@ def command_line(args) -> str:
 
 def run_eval(args) -> int:
     import json
+    import math
     from dataclasses import replace
     from pathlib import Path
 
@@ -125,6 +130,10 @@ def run_eval(args) -> int:
         if min(args.ik_steps) < 0:
             raise NeurokInputError("--ik-steps must be non-negative")
         ik = replace(ik, q_steps=args.ik_steps[0], z_steps=args.ik_steps[1])
+    if args.ik_prior_weight is not None:
+        if not math.isfinite(args.ik_prior_weight) or args.ik_prior_weight < 0:
+            raise NeurokInputError(f"--ik-prior-weight must be a finite number >= 0, got {args.ik_prior_weight}")
+        ik = replace(ik, prior_weight=args.ik_prior_weight)
     cache = None if args.no_pca_cache else (args.pca_cache or DEFAULT_PCA_CACHE)
     config = EvalConfig(data=args.data, split=args.split, split_file=args.split_file,
                         pairs_per_category=args.pairs_per_category, checkpoint=args.checkpoint,

@@ -22,7 +22,7 @@ from neurok_ros.evaluation.pose_pairs import pair_camera, pose_vertices, target_
 from neurok_ros.geometry.metrics import DEFAULT_SEED, metrics_in_frame
 from neurok_ros.geometry.normalisation import NormalisingTransform
 from neurok_ros.geometry.surface_sampling import sample_surface
-from neurok_ros.geometry.visibility import visible_from
+from neurok_ros.geometry.visibility import visible_from, visible_samples
 from neurok_ros.kinematics.instance import DEFAULT_CHECKPOINT, EncodingConfig, load_default_model
 from neurok_ros.kinematics.inverse_kinematics import IKConfig
 
@@ -37,8 +37,7 @@ def seen_vertices(vertices, faces, camera, rng) -> np.ndarray:
 
 def view_errors(vertices, faces, observed, camera, diagonal: float, rng) -> dict:
     """Seen points to the surface, and the surface's visible samples to the seen points (diagonal^2)."""
-    samples = sample_surface(vertices, faces, 8192, rng)
-    shown = samples.points[visible_from(vertices, faces, samples, camera)]
+    shown = visible_samples(vertices, faces, camera, 2048, rng)
     to_seen = torch.cdist(torch.as_tensor(shown), torch.as_tensor(observed)).min(1).values.square().mean()
     return {"seen_to_surface": float(igl.point_mesh_squared_distance(observed, vertices, faces)[0].mean()) / diagonal ** 2,
             "visible_to_seen": float(to_seen) / diagonal ** 2}

@@ -301,6 +301,31 @@ def test_ik_reaches_a_pose_through_the_posterior_bank_motions(laptop):
     assert np.abs(fitted - target).mean() < 0.8 * np.abs(V - target).mean()
 
 
+def test_an_ensemble_of_fits_averages_members_that_each_fit_alone(model, laptop):
+    """Fit 0 of an ensemble is the single fit (encode_mesh, fit_pose, decode with the same seeds); the
+    others differ by their samples and starts; the prediction is their vertex mean, closer to the turned
+    lid than SOURCE is."""
+    from neurok_ros.errors import NeurokInputError
+    from neurok_ros.kinematics.fit_ensemble import fit_ensemble
+
+    V, F, instance = laptop
+    target = lid_turned(V, 0.3)
+    observed = sample_surface(target, F, 2048, np.random.default_rng(5)).points
+    config = IKConfig(starts=2, q_steps=25, z_steps=15)
+    single = fit_pose(instance, torch.as_tensor(instance.transform.apply(observed), dtype=torch.float32), config)
+    ensemble = fit_ensemble(model, V, F, observed, 3, EncodingConfig(), config)
+    assert ensemble.member_vertices.shape == (3, *V.shape) and len(ensemble.members) == 3
+    np.testing.assert_allclose(ensemble.member_vertices[0], instance.decode(z=single.z), atol=1e-6)
+    assert np.abs(ensemble.member_vertices[1] - ensemble.member_vertices[0]).max() > 1e-4
+    np.testing.assert_allclose(ensemble.vertices, ensemble.member_vertices.mean(axis=0))
+    rms = np.sqrt(np.square(ensemble.member_vertices - ensemble.vertices).sum(axis=2).mean(axis=0))
+    np.testing.assert_allclose(ensemble.spread, rms)
+    assert 0 <= ensemble.medoid < 3
+    assert np.abs(ensemble.vertices - target).mean() < 0.9 * np.abs(V - target).mean()
+    with pytest.raises(NeurokInputError, match="at least one fit"):
+        fit_ensemble(model, V, F, observed, 0)
+
+
 def test_cli_ik_and_sample(tmp_path, laptop, capsys):
     V, F, _ = laptop
     hinge_turn = lid_turned(V, 0.2)
@@ -310,7 +335,8 @@ def test_cli_ik_and_sample(tmp_path, laptop, capsys):
     assert neurok_main(["ik", str(source), str(target), "--json", "--samples", "20000", "--device", "cpu",
                         "--out", str(tmp_path / "fit.ply")]) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert set(summary) == {"chamfer_l1", "chamfer_l2", "iou", "k", "k_q", "seconds"}
+    assert set(summary) == {"chamfer_l1", "chamfer_l2", "iou", "k", "k_q", "fits", "spread", "seconds"}
+    assert summary["fits"] == 1 and summary["spread"] is None
     assert 0 <= summary["chamfer_l1"] < 0.2 and 0 <= summary["iou"] <= 1 and summary["k"] == 128
     fitted, fitted_faces = load_mesh(tmp_path / "fit.ply")
     assert fitted.shape == V.shape and np.array_equal(fitted_faces, F)
@@ -322,6 +348,8 @@ def test_cli_ik_and_sample(tmp_path, laptop, capsys):
     save_mesh(tmp_path / "other.ply", V[:100], F[np.all(F < 100, axis=1)])
     assert neurok_main(["ik", str(source), str(tmp_path / "other.ply")]) == 2
     assert "same vertices in the same order" in capsys.readouterr().err
+    assert neurok_main(["ik", str(source), str(target), "--fits", "0"]) == 2
+    assert "--fits must be a positive integer" in capsys.readouterr().err
 
     sheet, states = tmp_path / "sheet.png", tmp_path / "states.npz"
     assert neurok_main(["sample", str(source), "-n", "3", "--out", str(sheet), "--npz", str(states),

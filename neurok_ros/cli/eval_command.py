@@ -48,6 +48,9 @@ def register(subparsers) -> None:
                         help="IK Adam steps in q, then in z (default: IKConfig's)")
     parser.add_argument("--ik-prior-weight", type=float, metavar="W",
                         help="IK prior weight w of 1/2 w |z - mu|^2 (default: IKConfig's)")
+    parser.add_argument("--fits", type=_positive_int, default=1, metavar="K",
+                        help="every NeuROK-type row predicts the vertex mean of K fits, each from its own encoding "
+                             "samples and IK starts (default: 1, the single fit)")
     parser.add_argument("--pca-pairs", type=_positive_int, default=2048, metavar="N",
                         help="training pairs of the PCA baseline (default: 2048)")
     parser.add_argument("--pca-components", type=_positive_int, default=16, metavar="D",
@@ -91,7 +94,7 @@ def command_line(args) -> str:
     if args.ablation_checkpoints:
         words += ["--ablation-checkpoints", *args.ablation_checkpoints]
     for name, default in (("seed", 0), ("device", "auto"), ("metric_samples", 100_000), ("target_samples", 2048),
-                          ("pca_pairs", 2048), ("pca_components", 16)):
+                          ("pca_pairs", 2048), ("pca_components", 16), ("fits", 1)):
         if getattr(args, name) != default:
             words += ["--" + name.replace("_", "-"), str(getattr(args, name))]
     if args.ik_starts is not None:
@@ -139,7 +142,7 @@ def run_eval(args) -> int:
                         pairs_per_category=args.pairs_per_category, checkpoint=args.checkpoint,
                         ablations=parse_ablations(args.ablation_checkpoints), seed=args.seed,
                         device=str(resolve_device(args.device)), metric_samples=args.metric_samples,
-                        target_samples=args.target_samples, ik=ik,
+                        target_samples=args.target_samples, ik=ik, fits=args.fits,
                         pca=PCAConfig(num_pairs=args.pca_pairs, components=args.pca_components),
                         pca_cache=cache, random_heading=args.random_heading,
                         partial_view=args.partial_view, skip_rows=tuple(args.skip_rows),

@@ -3,7 +3,8 @@
 TARGET is SOURCE in another pose (same vertex count and order, used only for the score): the fit
 sees area-uniform samples of TARGET's surface, as it would see a scan, never its vertices. With
 --camera it sees only the samples visible from that point (one depth image) and fits the one-sided
-Chamfer from them (IKConfig.partial).
+Chamfer from them (IKConfig.partial). With --fits K it fits K times, each from its own encoding samples
+and starts, and reports the vertex mean (fit_ensemble) and the fits' spread.
 """
 from __future__ import annotations
 
@@ -23,6 +24,9 @@ def register(subparsers) -> None:
     parser.add_argument("--camera", type=float, nargs=3, metavar=("X", "Y", "Z"),
                         help="see only TARGET's surface visible from this point (TARGET's frame and units), as "
                              "one depth image, and fit the one-sided Chamfer from it")
+    parser.add_argument("--fits", type=int, default=1, metavar="K",
+                        help="fit K times (own encoding samples and starts each) and report the vertex mean; "
+                             "'spread' is then the fits' mean RMS vertex distance from it (SOURCE-normalised)")
     parser.add_argument("--seed", type=int, default=0)
     add_model_options(parser)
     parser.set_defaults(func=run)
@@ -30,7 +34,6 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     import numpy as np
-    import torch
 
     from neurok_ros.strict_json import json_line
     from neurok_ros.cli.model_options import load_model_from_args
@@ -39,8 +42,9 @@ def run(args) -> int:
     from neurok_ros.geometry.metrics import metrics_in_frame
     from neurok_ros.geometry.surface_sampling import sample_surface
     from neurok_ros.geometry.visibility import visible_samples
-    from neurok_ros.kinematics.instance import encode_mesh
-    from neurok_ros.kinematics.inverse_kinematics import IKConfig, fit_pose
+    from neurok_ros.kinematics.fit_ensemble import fit_ensemble
+    from neurok_ros.kinematics.instance import EncodingConfig
+    from neurok_ros.kinematics.inverse_kinematics import IKConfig
 
     started = time.perf_counter()
     V_s, F_s = load_mesh(args.source)
@@ -50,25 +54,30 @@ def run(args) -> int:
                                f"in another pose, with the same vertices in the same order")
     if args.target_points < 1 or args.samples < 1:
         raise NeurokInputError("--target-points and --samples must be positive")
+    if args.fits < 1:
+        raise NeurokInputError(f"--fits must be a positive integer, got {args.fits}")
     model, _ = load_model_from_args(args)
-    instance = encode_mesh(model, V_s, F_s)
     rng = np.random.default_rng(args.seed)
     if args.camera is None:
         observed = sample_surface(V_t, F_t, args.target_points, rng).points
     else:
         observed = visible_samples(V_t, F_t, np.asarray(args.camera), args.target_points, rng)
-    result = fit_pose(instance, torch.as_tensor(instance.transform.apply(observed), dtype=torch.float32),
-                      IKConfig(seed=args.seed, partial=args.camera is not None))
-    fitted = instance.decode(z=result.z)
+    ensemble = fit_ensemble(model, V_s, F_s, observed, args.fits, EncodingConfig(),
+                            IKConfig(seed=args.seed, partial=args.camera is not None))
+    instance, fitted = ensemble.members[0][0], ensemble.vertices
     seconds = time.perf_counter() - started
     if args.out:
         save_mesh(args.out, fitted, F_s)
     scores = metrics_in_frame((fitted, F_s), (V_t, F_t), instance.transform, args.samples)
-    summary = {**scores, "k": instance.k, "k_q": instance.k_q, "seconds": round(seconds, 3)}
+    spread = float(ensemble.spread.mean()) * instance.transform.scale if args.fits > 1 else None
+    summary = {**scores, "k": instance.k, "k_q": instance.k_q, "fits": args.fits, "spread": spread,
+               "seconds": round(seconds, 3)}
     if args.json:
         print(json_line(summary))
     else:
         print(f"neurok ik: Chamfer-L1 {scores['chamfer_l1']:.5f}, Chamfer-L2 {scores['chamfer_l2']:.6f}, "
-              f"IoU {scores['iou']:.4f}; k {instance.k}, k_q {instance.k_q}; fit in {seconds:.2f} s"
+              f"IoU {scores['iou']:.4f}; k {instance.k}, k_q {instance.k_q}; "
+              + (f"mean of {args.fits} fits (spread {spread:.5f}); " if args.fits > 1 else "")
+              + f"fit in {seconds:.2f} s"
               + (f"; wrote {args.out}" if args.out else ""))
     return 0

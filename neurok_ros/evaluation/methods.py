@@ -7,15 +7,15 @@ in SOURCE's frame and units. The prediction is SOURCE's vertices moved, in SOURC
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
 from neurok_ros.evaluation.pca_baseline import PCAFitConfig, PCASubspace, fit_pca_pose
-from neurok_ros.kinematics.instance import EncodingConfig, encode_mesh
-from neurok_ros.kinematics.inverse_kinematics import IKConfig, fit_pose
+from neurok_ros.kinematics.fit_ensemble import fit_ensemble
+from neurok_ros.kinematics.instance import EncodingConfig
+from neurok_ros.kinematics.inverse_kinematics import IKConfig
 
 
 @dataclass
@@ -54,23 +54,24 @@ class IdentityMethod(Method):
 @dataclass
 class NeuROKMethod(Method):
     """Encode SOURCE with `model` (prior mean, active subspace or the whole latent space), then fit_pose
-    on TARGET's samples in SOURCE's normalised frame and decode SOURCE's vertices."""
+    on TARGET's samples in SOURCE's normalised frame and decode SOURCE's vertices; fits > 1: the vertex
+    mean of that many fits (fit_ensemble; fit 0 is the single fit)."""
 
     model: torch.nn.Module = None
     encoding: EncodingConfig = EncodingConfig()
     ik: IKConfig = IKConfig()
+    fits: int = 1
 
     def predict(self, source_vertices, faces, target_points) -> Prediction:
-        instance = encode_mesh(self.model, source_vertices, faces, self.encoding)
-        target = torch.as_tensor(instance.transform.apply(np.asarray(target_points, dtype=np.float64)),
-                                 dtype=instance.prior_mean.dtype)
-        result = fit_pose(instance, target, self.ik)
-        started = time.perf_counter()
-        vertices = instance.decode(z=result.z)
-        decode_seconds = time.perf_counter() - started
-        return Prediction(vertices, result.seconds, instance.seconds,
-                          {"k": instance.k, "k_q": instance.k_q, "loss": result.loss,
-                           "decode_seconds": decode_seconds})
+        ensemble = fit_ensemble(self.model, source_vertices, faces, target_points, self.fits, self.encoding,
+                                self.ik)
+        instance = ensemble.members[0][0]
+        encode_seconds = sum(member.seconds for member, _ in ensemble.members)
+        fit_seconds = sum(result.seconds for _, result in ensemble.members)
+        return Prediction(ensemble.vertices, fit_seconds, encode_seconds,
+                          {"k": instance.k, "k_q": instance.k_q,
+                           "loss": float(np.mean([float(result.loss) for _, result in ensemble.members])),
+                           "decode_seconds": ensemble.seconds - encode_seconds - fit_seconds, "fits": self.fits})
 
 
 @dataclass

@@ -55,7 +55,8 @@ class EvalConfig:
     the PCA subspace cache (None: no cache); random_heading: turn each pair (SOURCE and TARGET
     alike) about the up axis by a seeded random angle, as a scan at an unknown heading; partial_view:
     the methods see only the TARGET samples visible from one seeded camera, and every fit uses the
-    one-sided objective (IKConfig.partial); skip_rows: keys
+    one-sided objective (IKConfig.partial); fits: every NeuROK-type row predicts the vertex mean of
+    this many fits (fit_ensemble; 1: the single fit); skip_rows: keys
     of ROWS left out (not "neurok", the reference of the paired table); command: shown in the report."""
 
     data: str | Path
@@ -69,6 +70,7 @@ class EvalConfig:
     metric_samples: int = 100_000
     target_samples: int = 2048
     ik: IKConfig = IKConfig()
+    fits: int = 1
     pca: PCAConfig = PCAConfig()
     pca_cache: str | Path | None = DEFAULT_PCA_CACHE
     random_heading: bool = False
@@ -122,13 +124,13 @@ def build_methods(config: EvalConfig, train_files: list[str]) -> tuple[list[Meth
     role = "NeuROK" + (f", {' and '.join(sharing)} ablation{'s' if len(sharing) > 1 else ''}" if sharing else "")
     checkpoints.append(checkpoint_facts(role, path, payload))
     methods.append(NeuROKMethod("neurok", labels["neurok"], "default checkpoint, active subspace, fit_pose",
-                                model, encoding, ik))
+                                model, encoding, ik, config.fits))
     methods.append(NeuROKMethod("no_subspace", labels["no_subspace"],
                                 "default checkpoint, EncodingConfig(reduce=False), fit_pose",
-                                model, replace(encoding, reduce=False), ik))
+                                model, replace(encoding, reduce=False), ik, config.fits))
     methods.append(NeuROKMethod("unanchored", labels["unanchored"],
                                 "default checkpoint, EncodingConfig(anchor_rest=False), fit_pose",
-                                model, replace(encoding, anchor_rest=False), ik))
+                                model, replace(encoding, anchor_rest=False), ik, config.fits))
     expected_output = {"displacement": "displacement", "no_augment": None}
     for key in ABLATIONS:
         if key in config.skip_rows:
@@ -146,7 +148,7 @@ def build_methods(config: EvalConfig, train_files: list[str]) -> tuple[list[Meth
         if key == "no_augment" and facts["augment"]:
             notes.append("Warning: the no_augment checkpoint was trained with augmentation on.")
         methods.append(NeuROKMethod(key, labels[key], f"{key} checkpoint, active subspace, fit_pose",
-                                    ablation_model, encoding, ik))
+                                    ablation_model, encoding, ik, config.fits))
     methods.append(IdentityMethod("identity", labels["identity"], "prediction = SOURCE"))
     subspace, cache_file, cached = load_or_fit_subspace(config.data, train_files, replace(config.pca, seed=config.seed),
                                                         config.pca_cache, config.progress)
@@ -284,7 +286,12 @@ def render_markdown(config: EvalConfig, methods: list[Method], records: list[dic
                     "sampling gaps) and a second fit in the whole latent space (A = I) wins the same check"
                     if ik.full_space_fallback else "")
                  if ik.rest_check else "") + ". "
-              f"\"IK seconds\" is the fit alone; encoding is listed below the table.",
+              + (f"**An ensemble of {config.fits} fits** (`--fits {config.fits}`): every NeuROK-type row runs this "
+                 f"fit {config.fits} times, fit j from its own encoding samples and starts (seeds + j; fit 0 "
+                 f"is the single fit), and predicts the mean of their decoded vertices (`fit_ensemble`). "
+                 if config.fits > 1 else "")
+              + f"\"IK seconds\" is the fit alone{' (all fits)' if config.fits > 1 else ''}; encoding is listed "
+              f"below the table.",
               f"- PCA baseline: displacement fields of {pca_facts['config']['num_pairs']} seeded training pairs "
               f"(train split), each in its M0's normalised frame, splatted onto a "
               f"{pca_facts['config']['resolution']}^3 grid over [-{pca_facts['config']['extent']}, "

@@ -160,7 +160,7 @@ def test_neurok_eval_end_to_end_on_a_tiny_dataset(tiny_dataset, tmp_path):
     status = neurok_main(["eval", "--data", str(tiny_dataset), "--out", str(out), "--pairs-per-category", "1",
                           "--checkpoint", str(checkpoint), "--ablation-checkpoints", f"displacement={displacement}",
                           "--json", str(records), "--ik-starts", "2", "--ik-steps", "3", "2",
-                          "--ik-prior-weight", "0.0001", "--fits", "2", "--pca-pairs", "24",
+                          "--ik-prior-weight", "0.0001", "--ik-sample-sets", "3", "--fits", "2", "--pca-pairs", "24",
                           "--pca-cache", str(tmp_path / "cache"), "--no-progress", "--device", "cpu"])
     assert status == 0
     text = out.read_text()
@@ -186,7 +186,8 @@ def test_neurok_eval_end_to_end_on_a_tiny_dataset(tiny_dataset, tmp_path):
                    "| Baseline: PCA", "skipped: no checkpoint given", "Paper Table 1", "## Protocol",
                    "| toy_laptop |", "`" + str(checkpoint) + "` | 2 |", "## Each row against NeuROK",
                    "| NeuROK, no-active-subspace and no-rest-anchoring ablations | `", "prior weight 0.0001",
-                   "--ik-prior-weight 0.0001", "An ensemble of 2 fits", "--fits 2"):
+                   "--ik-prior-weight 0.0001", "An ensemble of 2 fits", "--fits 2", "--ik-sample-sets 3",
+                   "cycling through 3 seeded sets"):
         assert needle in text, needle
     assert "no_augment" not in {r["method"] for r in data["records"]}
     # the PCA subspace was cached and a second run reads it back

@@ -121,13 +121,15 @@ class HingedLid:
 
 
 def test_ik_recovers_a_pose_in_an_analytic_toy_space():
+    """The lid's angle is pinned; its slide along the hinge shows only at the lid's two edges, where
+    600 samples leave about 0.01-0.02 of it to sampling (any seed, fixed or fresh sample sets)."""
     toy = HingedLid()
     truth = torch.tensor([[0.9, 0.12]])
     _, observed_samples = toy.surface_samples(1500, seed=7)  # other samples than the fit's: no correspondence
     observed = toy.positions(truth, observed_samples)[0]
     result = fit_pose(toy, observed, IKConfig(points=600, starts=4, q_steps=120, z_steps=30, q_rate=0.05,
                                               z_rate=0.03, rest_check=False))  # the toy has no mesh
-    assert abs(float(result.z[0]) - 0.9) < 0.03 and abs(float(result.z[1]) - 0.12) < 0.01
+    assert abs(float(result.z[0]) - 0.9) < 0.03 and abs(float(result.z[1]) - 0.12) < 0.03
     assert result.loss < 1e-3 and result.start_losses.shape == (4,)
 
 
@@ -142,6 +144,39 @@ def test_ik_recovers_a_pose_from_part_of_the_surface():
                                           z_rate=0.03, rest_check=False, partial=True))
     assert abs(float(result.z[0]) - 0.9) < 0.03 and abs(float(result.z[1]) - 0.12) < 0.03
     assert result.loss < 2e-3
+
+
+def test_ik_objective_decodes_a_fresh_sample_set_at_each_evaluation():
+    """The objective cycles through config.sample_sets seeded sets of source samples, the first being
+    the one fixed set of sample_sets=1, so the fit cannot fit one set's sampling pattern."""
+    class RecordingLid(HingedLid):
+        def __init__(self):
+            super().__init__()
+            self.seen = []
+
+        def positions(self, z, points):
+            self.seen.append(points)
+            return super().positions(z, points)
+
+    truth = torch.tensor([[0.9, 0.12]])
+    _, samples = HingedLid().surface_samples(1500, seed=7)
+    observed = HingedLid().positions(truth, samples)[0]
+    counts = {}
+    for sets in (1, 3):
+        toy = RecordingLid()
+        fit_pose(toy, observed, IKConfig(points=200, starts=2, q_steps=10, z_steps=5, rest_check=False,
+                                         sample_sets=sets))
+        distinct = []
+        for points in toy.seen:
+            if not any(points is d for d in distinct):
+                distinct.append(points)
+        counts[sets] = len(distinct)
+        torch.testing.assert_close(toy.seen[0], toy.surface_samples(200, seed=0)[1])
+        assert all(toy.seen[i] is distinct[i % sets] for i in range(len(toy.seen)))
+        assert all(not torch.equal(a, b) for i, a in enumerate(distinct) for b in distinct[i + 1:])
+    assert counts == {1: 1, 3: 3}
+    with pytest.raises(ValueError, match="sample_sets"):
+        IKConfig(sample_sets=0)
 
 
 def test_span_with_keeps_the_basis_and_adds_only_the_missing_directions():

@@ -48,6 +48,9 @@ def register(subparsers) -> None:
                         help="IK Adam steps in q, then in z (default: IKConfig's)")
     parser.add_argument("--ik-prior-weight", type=float, metavar="W",
                         help="IK prior weight w of 1/2 w |z - mu|^2 (default: IKConfig's)")
+    parser.add_argument("--ik-sample-sets", type=_positive_int, metavar="N",
+                        help="seeded sets of decoded SOURCE samples the IK objective cycles through, a fresh set "
+                             "at each evaluation; 1: one fixed set, the fit before 2026-11-29 (default: IKConfig's)")
     parser.add_argument("--fits", type=_positive_int, default=1, metavar="K",
                         help="every NeuROK-type row predicts the vertex mean of K fits, each from its own encoding "
                              "samples and IK starts (default: 1, the single fit)")
@@ -103,6 +106,8 @@ def command_line(args) -> str:
         words += ["--ik-steps", *map(str, args.ik_steps)]
     if args.ik_prior_weight is not None:
         words += ["--ik-prior-weight", repr(args.ik_prior_weight)]
+    if args.ik_sample_sets is not None:
+        words += ["--ik-sample-sets", str(args.ik_sample_sets)]
     if args.no_pca_cache:
         words.append("--no-pca-cache")
     if args.random_heading:
@@ -137,6 +142,8 @@ def run_eval(args) -> int:
         if not math.isfinite(args.ik_prior_weight) or args.ik_prior_weight < 0:
             raise NeurokInputError(f"--ik-prior-weight must be a finite number >= 0, got {args.ik_prior_weight}")
         ik = replace(ik, prior_weight=args.ik_prior_weight)
+    if args.ik_sample_sets is not None:
+        ik = replace(ik, sample_sets=args.ik_sample_sets)
     cache = None if args.no_pca_cache else (args.pca_cache or DEFAULT_PCA_CACHE)
     config = EvalConfig(data=args.data, split=args.split, split_file=args.split_file,
                         pairs_per_category=args.pairs_per_category, checkpoint=args.checkpoint,

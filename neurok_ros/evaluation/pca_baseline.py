@@ -18,6 +18,7 @@ frame rather than on any mesh's vertices:
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import time
 from dataclasses import asdict, dataclass
@@ -30,7 +31,7 @@ from neurok_ros.errors import NeurokInputError
 from neurok_ros.evaluation.grid_field import RegularGrid, splat_inverse_distance, trilinear
 from neurok_ros.geometry.normalisation import NormalisingTransform
 from neurok_ros.geometry.surface_sampling import evaluate_samples, sample_surface
-from neurok_ros.kinematics.inverse_kinematics import IKConfig, adam_on_rows, chamfer_l2
+from neurok_ros.kinematics.inverse_kinematics import IKConfig, adam_on_rows, chamfer_l2, sample_set_seeds
 
 CACHE_FORMAT = "neurok-pca-subspace-1"
 
@@ -187,7 +188,8 @@ def load_or_fit_subspace(root: str | Path, train_files: list[str], config: PCACo
 class PCAFitConfig:
     """Mirrors IKConfig: points: SOURCE samples; starts; steps of the batched stage at `rate`, then
     refine_steps on the best start at refine_rate; prior_weight: 1/2 w |c|^2; partial: one-sided
-    Chamfer from the observed points (a partial observation); seed."""
+    Chamfer from the observed points (a partial observation); sample_sets: SOURCE sample sets, the next
+    at each objective evaluation (as in fit_pose); seed."""
 
     points: int = 512
     starts: int = 8
@@ -197,6 +199,7 @@ class PCAFitConfig:
     refine_rate: float = 0.03
     prior_weight: float = 1e-4
     partial: bool = False
+    sample_sets: int = 1
     seed: int = 0
 
     @classmethod
@@ -204,7 +207,7 @@ class PCAFitConfig:
         """The same budget as NeuROK's IK: points, starts, steps, step sizes (in std units), prior weight;
         and the same objective (one-sided Chamfer for a partial observation)."""
         return cls(ik.points, ik.starts, ik.q_steps, ik.z_steps, ik.q_rate, ik.z_rate, ik.prior_weight, ik.partial,
-                   ik.seed)
+                   ik.sample_sets, ik.seed)
 
 
 @dataclass
@@ -225,15 +228,17 @@ def fit_pca_pose(subspace: PCASubspace, vertices: np.ndarray, faces: np.ndarray,
     started = time.perf_counter()
     V = np.asarray(vertices, dtype=np.float64)
     transform = NormalisingTransform.from_vertices(V)
-    rng = np.random.default_rng(config.seed)
-    samples = torch.as_tensor(transform.apply(sample_surface(V, faces, config.points, rng).points),
-                              dtype=torch.float32)
     target = torch.as_tensor(transform.apply(np.asarray(target_points, dtype=np.float64)), dtype=torch.float32)
-    basis = trilinear(subspace.node_values(), samples, subspace.grid)  # (d + 1, N, 3)
-    mean_at, components_at = basis[0], basis[1:]
+    sets = []  # per sample set (samples (N, 3), field basis at them (d + 1, N, 3)), as in fit_pose
+    for seed in sample_set_seeds(config.seed, config.sample_sets):
+        points = sample_surface(V, faces, config.points, np.random.default_rng(seed)).points
+        samples = torch.as_tensor(transform.apply(points), dtype=torch.float32)
+        sets.append((samples, trilinear(subspace.node_values(), samples, subspace.grid)))
+    sample_sets = itertools.cycle(sets)
 
     def objective(c: torch.Tensor) -> torch.Tensor:
-        moved = samples + mean_at + torch.einsum("bd,dnc->bnc", c, components_at)
+        samples, basis = next(sample_sets)
+        moved = samples + basis[0] + torch.einsum("bd,dnc->bnc", c, basis[1:])
         return chamfer_l2(moved, target, config.partial) + 0.5 * config.prior_weight * c.square().sum(1)
 
     generator = torch.Generator().manual_seed(config.seed)

@@ -278,7 +278,10 @@ def render_markdown(config: EvalConfig, methods: list[Method], records: list[dic
                  if ik.bank_starts else "") + "), "
               f"{ik.q_steps} Adam steps in q at "
               f"{ik.q_rate}, then {ik.z_steps} steps in z at {ik.z_rate}, Chamfer-L2 on {ik.points} decoded "
-              f"SOURCE samples against the TARGET samples, prior weight {ik.prior_weight:g}"
+              f"SOURCE samples against the TARGET samples"
+              + (f" (a fresh set of them at each evaluation of the objective, cycling through {ik.sample_sets} "
+                 f"seeded sets; the PCA baseline alike)" if ik.sample_sets > 1 else " (one fixed set)")
+              + f", prior weight {ik.prior_weight:g}"
               + (f"; then the rest check: the fit is kept only if its surface error (TARGET samples to the "
                  f"decoded mesh surface, plus fresh decoded samples to TARGET) is more than "
                  f"{100 * ik.rest_margin:g}% below that of SOURCE itself (q = 0), else q = 0 is returned"

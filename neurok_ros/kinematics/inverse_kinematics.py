@@ -5,6 +5,12 @@ source is used. Objective: symmetric Chamfer-L2 between decoded surface samples 
 the observed points, plus a small prior term 1/2 w |z - mu|^2 (w = 1e-6: N(mu, I) is not where the
 data's motions lie, docs/model.md, and a larger w pulls every fit back towards mu).
 
+Each evaluation of the objective decodes the next of `sample_sets` seeded sets of source samples
+(sample_set_seeds). With one fixed set, Adam fits that set's sampling pattern against the observed
+points' pattern: on the test pairs the fit then scores lower, on its own samples, than the pose the
+model reaches with the true correspondence, yet is much further from the true pose (docs/model.md,
+"Fresh samples at every step"). Fresh samples leave the fit only what every sampling agrees on.
+
 Starts (start_latents): q = 0, the input pose, always; then the best, by the objective, of the prior
 mean, draws z ~ N(mu, I) projected on the subspace and, when the checkpoint carries a posterior bank,
 the motions z_rest + offset of the nearest training shapes. The decoder is flat at z_rest, so a real
@@ -25,6 +31,7 @@ the model.
 """
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import dataclass
@@ -54,7 +61,9 @@ class IKConfig:
     one-sided Chamfer from the observed points and the rest check uses only their distance to the
     decoded surface; trim: the fraction of the observed points farthest from the decoded shape left
     out of the objective's observed-to-decoded term and of the rest check's observed-to-surface term
-    (outliers: a gripper or a hand in the view; 0 keeps every point)."""
+    (outliers: a gripper or a hand in the view; 0 keeps every point); sample_sets: the objective's
+    decoded samples come from this many seeded sets of `points` source samples, the next set at
+    each evaluation (1: one fixed set, the fit before 2026-11-29)."""
 
     points: int = 1024
     starts: int = 8
@@ -69,11 +78,20 @@ class IKConfig:
     bank_starts: bool = True
     partial: bool = False
     trim: float = 0.0
+    sample_sets: int = 16
     seed: int = 0
 
     def __post_init__(self):
         if not 0.0 <= self.trim < 1.0:
             raise ValueError(f"IKConfig.trim must be in [0, 1), got {self.trim}")
+        if self.sample_sets < 1:
+            raise ValueError(f"IKConfig.sample_sets must be at least 1, got {self.sample_sets}")
+
+
+def sample_set_seeds(seed: int, sets: int) -> list[int]:
+    """Seeds of the objective's `sets` source sample sets: `seed` itself first (one set is the fixed
+    set of earlier fits), then seeds far from those of the rest check and of other fits (seed + 1, ...)."""
+    return [seed + 1_000_003 * j for j in range(sets)]
 
 
 @dataclass
@@ -230,14 +248,15 @@ def fit_pose(instance: NeuROKInstance, target_points: torch.Tensor, config: IKCo
     the observation in the mesh frame)."""
     started = time.perf_counter()
     target = torch.as_tensor(target_points, dtype=instance.prior_mean.dtype).to(instance.device)
-    _, points = instance.surface_samples(config.points, seed=config.seed)
     with torch.no_grad():
-        cache = instance.query_cache(points)
+        caches = [instance.query_cache(instance.surface_samples(config.points, seed=s)[1])
+                  for s in sample_set_seeds(config.seed, config.sample_sets)]
+    sample_sets = itertools.cycle(caches)
     w = config.prior_weight
 
     def objective(z: torch.Tensor) -> torch.Tensor:
         prior = 0.5 * w * (z - instance.prior_mean).square().sum(1)
-        return chamfer_l2(instance.positions(z, cache), target, config.partial, config.trim) + prior
+        return chamfer_l2(instance.positions(z, next(sample_sets)), target, config.partial, config.trim) + prior
 
     motions = instance.motion_offsets if config.bank_starts else None
     with torch.no_grad():

@@ -7,9 +7,9 @@ data's motions lie, docs/model.md, and a larger w pulls every fit back towards m
 
 Each evaluation of the objective decodes the next of `sample_sets` seeded sets of source samples
 (sample_set_seeds). With one fixed set, Adam fits that set's sampling pattern against the observed
-points' pattern: on the test pairs the fit then scores lower, on its own samples, than the pose the
-model reaches with the true correspondence, yet is much further from the true pose (docs/model.md,
-"Fresh samples at every step"). Fresh samples leave the fit only what every sampling agrees on.
+points' pattern: on hinged test objects the fit could score lower, on its own samples, than the pose
+the model reaches with the true correspondence, and still be much further from the true pose
+(docs/model.md, "Fresh samples at every step"). Fresh samples leave only what every sampling agrees on.
 
 Starts (start_latents): q = 0, the input pose, always; then the best, by the objective, of the prior
 mean, draws z ~ N(mu, I) projected on the subspace and, when the checkpoint carries a posterior bank,

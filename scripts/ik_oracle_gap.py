@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from neurok_ros.data.instance_format import load_instance
-from neurok_ros.evaluation.pose_pairs import pose_pair, pose_vertices, select_files, target_samples
+from neurok_ros.evaluation.pose_pairs import category_of, pose_pair, pose_vertices, select_files, target_samples
 from neurok_ros.geometry.metrics import metrics_in_frame
 from neurok_ros.geometry.normalisation import NormalisingTransform
 from neurok_ros.kinematics.instance import EncodingConfig, encode_mesh, load_default_model
@@ -59,7 +59,7 @@ def main() -> None:
     root = Path(args.data)
     config = IKConfig() if args.sample_sets is None else replace(IKConfig(), sample_sets=args.sample_sets)
     names = [name for name in select_files(split_files(root, args.split), args.pairs_per_category, 0)
-             if load_instance(root / name).category in args.categories]
+             if category_of(name) in args.categories]
     for spec in args.checkpoints:
         label, path = spec.split("=", 1)
         model, _ = load_default_model(Path(path))

@@ -229,11 +229,12 @@ def fit_pca_pose(subspace: PCASubspace, vertices: np.ndarray, faces: np.ndarray,
     V = np.asarray(vertices, dtype=np.float64)
     transform = NormalisingTransform.from_vertices(V)
     target = torch.as_tensor(transform.apply(np.asarray(target_points, dtype=np.float64)), dtype=torch.float32)
+    fields = subspace.node_values()  # the mean and the scaled components on the grid
     sets = []  # per sample set (samples (N, 3), field basis at them (d + 1, N, 3)), as in fit_pose
     for seed in sample_set_seeds(config.seed, config.sample_sets):
         points = sample_surface(V, faces, config.points, np.random.default_rng(seed)).points
         samples = torch.as_tensor(transform.apply(points), dtype=torch.float32)
-        sets.append((samples, trilinear(subspace.node_values(), samples, subspace.grid)))
+        sets.append((samples, trilinear(fields, samples, subspace.grid)))
     sample_sets = itertools.cycle(sets)
 
     def objective(c: torch.Tensor) -> torch.Tensor:

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from neurok_ros.data.instance_format import load_instance
-from neurok_ros.evaluation.pose_pairs import pose_pair, pose_vertices, select_files, target_samples
+from neurok_ros.evaluation.pose_pairs import pair_meshes, pose_pair, select_files, target_samples
 from neurok_ros.geometry.metrics import DEFAULT_SEED, metrics_in_frame
 from neurok_ros.geometry.normalisation import NormalisingTransform
 from neurok_ros.kinematics.fit_ensemble import fit_ensemble
@@ -43,8 +43,7 @@ def main() -> None:
     for name in select_files(split_files(root, args.split), args.pairs_per_category, 0):
         instance = load_instance(root / name)
         pair = pose_pair(name, instance, 0)
-        faces = np.asarray(instance.faces, dtype=np.int64)
-        source, target = pose_vertices(instance, pair.pose_a), pose_vertices(instance, pair.pose_b)
+        source, target, faces = pair_meshes(instance, pair)
         ensemble = fit_ensemble(model, source, faces, target_samples(target, faces, 0, name), args.fits)
         transform = NormalisingTransform.from_vertices(source)
         row = {"file": name, "category": instance.category, "kind": instance.kind, "medoid_index": ensemble.medoid}

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from neurok_ros.data.instance_format import load_instance
-from neurok_ros.evaluation.pose_pairs import category_of, pose_pair, pose_vertices, select_files, target_samples
+from neurok_ros.evaluation.pose_pairs import category_of, pair_meshes, pose_pair, select_files, target_samples
 from neurok_ros.geometry.metrics import metrics_in_frame
 from neurok_ros.geometry.normalisation import NormalisingTransform
 from neurok_ros.kinematics.instance import EncodingConfig, encode_mesh, load_default_model
@@ -66,8 +66,7 @@ def main() -> None:
         for name in names:
             instance_data = load_instance(root / name)
             pair = pose_pair(name, instance_data, 0)
-            faces = np.asarray(instance_data.faces, dtype=np.int64)
-            source, target = pose_vertices(instance_data, pair.pose_a), pose_vertices(instance_data, pair.pose_b)
+            source, target, faces = pair_meshes(instance_data, pair)
             instance = encode_mesh(model, source, faces, EncodingConfig())
             observed = torch.as_tensor(instance.transform.apply(target_samples(target, faces, 0, name)),
                                        dtype=instance.prior_mean.dtype)

@@ -25,7 +25,7 @@ import torch
 
 from neurok_ros.data.instance_format import load_instance
 from neurok_ros.evaluation.methods import NeuROKMethod
-from neurok_ros.evaluation.pose_pairs import TARGET_SAMPLES, pose_pair, pose_vertices, target_samples
+from neurok_ros.evaluation.pose_pairs import TARGET_SAMPLES, pair_meshes, pose_pair, target_samples
 from neurok_ros.geometry.metrics import DEFAULT_SEED, metrics_in_frame
 from neurok_ros.geometry.normalisation import NormalisingTransform
 from neurok_ros.geometry.rigid_alignment import apply_rigid, rigid_alignment
@@ -54,8 +54,7 @@ def edge_stretch(before: np.ndarray, after: np.ndarray, faces: np.ndarray) -> li
 def check_pair(method: NeuROKMethod, root: Path, name: str) -> dict:
     inst = load_instance(root / name)
     pair = pose_pair(name, inst, SEED)
-    faces = np.asarray(inst.faces, dtype=np.int64)
-    source, target = pose_vertices(inst, pair.pose_a), pose_vertices(inst, pair.pose_b)
+    source, target, faces = pair_meshes(inst, pair)
     observed = target_samples(target, faces, SEED, name, TARGET_SAMPLES)
     fitted = method.predict(source, faces, observed).vertices
     size = float(np.ptp(source, axis=0).max())

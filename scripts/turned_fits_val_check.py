@@ -22,7 +22,7 @@ import torch
 from scipy.spatial import cKDTree
 
 from neurok_ros.data.instance_format import load_instance
-from neurok_ros.evaluation.pose_pairs import pose_pair, pose_vertices, select_files, target_samples
+from neurok_ros.evaluation.pose_pairs import pair_meshes, pose_pair, select_files, target_samples
 from neurok_ros.geometry.metrics import metrics_in_frame
 from neurok_ros.geometry.normalisation import NormalisingTransform
 from neurok_ros.geometry.surface_sampling import sample_surface
@@ -53,8 +53,7 @@ def main() -> None:
     for name in select_files(split_files(root, args.split), args.pairs_per_category, 0):
         instance = load_instance(root / name)
         pair = pose_pair(name, instance, 0)
-        faces = np.asarray(instance.faces, dtype=np.int64)
-        source, target = pose_vertices(instance, pair.pose_a), pose_vertices(instance, pair.pose_b)
+        source, target, faces = pair_meshes(instance, pair)
         observed = target_samples(target, faces, 0, name)
         centre = 0.5 * (source.min(0) + source.max(0))
         transform = NormalisingTransform.from_vertices(source)

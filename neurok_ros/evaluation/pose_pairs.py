@@ -78,6 +78,13 @@ def pose_pair(file_name: str, instance: Instance, seed: int) -> PosePair:
     return PosePair(file_name, category_of(file_name), a, b, num_poses)
 
 
+def pair_meshes(instance: Instance, pair: PosePair) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(SOURCE (n, 3) float64, TARGET (n, 3) float64, faces (m, 3) int64) of a pose pair: poses a and b
+    of the instance, its frame and units."""
+    return (pose_vertices(instance, pair.pose_a), pose_vertices(instance, pair.pose_b),
+            np.asarray(instance.faces, dtype=np.int64))
+
+
 def pose_vertices(instance: Instance, pose: int) -> np.ndarray:
     """(n, 3) float64 vertices of pose 0 (rest) or t + 1 (frame t), the instance's frame and units."""
     if not 0 <= pose <= instance.num_frames:

@@ -26,7 +26,7 @@ from neurok_ros.errors import NeurokInputError
 from neurok_ros.evaluation import report
 from neurok_ros.evaluation.methods import IdentityMethod, Method, NeuROKMethod, PCAMethod
 from neurok_ros.evaluation.pca_baseline import PCAConfig, PCAFitConfig, load_or_fit_subspace
-from neurok_ros.evaluation.pose_pairs import pair_heading, pose_pair, pose_vertices, select_files, target_samples
+from neurok_ros.evaluation.pose_pairs import pair_heading, pair_meshes, pose_pair, select_files, target_samples
 from neurok_ros.geometry.metrics import DEFAULT_SEED, metrics_in_frame
 from neurok_ros.geometry.normalisation import NormalisingTransform
 from neurok_ros.kinematics.instance import DEFAULT_CHECKPOINT, EncodingConfig, load_default_model
@@ -165,8 +165,7 @@ def evaluate_pair(methods: list[Method], root: Path, file_name: str, config: Eva
     """One record per method for the pose pair of `file_name`."""
     instance = load_instance(root / file_name)
     pair = pose_pair(file_name, instance, config.seed)
-    faces = np.asarray(instance.faces, dtype=np.int64)
-    source, target = pose_vertices(instance, pair.pose_a), pose_vertices(instance, pair.pose_b)
+    source, target, faces = pair_meshes(instance, pair)
     if config.random_heading:
         turn = pair_heading(file_name, config.seed)
         source, target = source @ turn.T, target @ turn.T

@@ -263,3 +263,75 @@ def test_neurok_eval_refuses_a_negative_prior_weight(tiny_dataset, tmp_path, cap
                           "--no-progress", "--device", "cpu"])
     assert status == 2 and not out.exists()
     assert "--ik-prior-weight must be a finite number >= 0" in capsys.readouterr().err
+
+
+def test_reuse_records_takes_an_earlier_runs_records_after_a_spot_check(tiny_dataset, tmp_path, capsys):
+    checkpoint = tiny_checkpoint(tmp_path / "tiny.pt")
+
+    def run(json_name, *extra):
+        return neurok_main(["eval", "--data", str(tiny_dataset), "--out", str(tmp_path / (json_name + ".md")),
+                            "--split", "val", "--checkpoint", str(checkpoint), "--json", str(tmp_path / json_name),
+                            "--ik-starts", "2", "--ik-steps", "2", "1", "--pca-pairs", "24", "--no-pca-cache",
+                            "--no-progress", "--device", "cpu", *extra])
+
+    assert run("first.json", "--skip-rows", "no_subspace", "unanchored", "pca") == 0
+    first = json.loads((tmp_path / "first.json").read_text())["records"]
+    files = sorted({r["file"] for r in first})
+    assert len(files) == 2 and {r["method"] for r in first} == {"neurok", "identity"}
+    # a second run adds a row; NeuROK's and identity's records of the second pair are the first run's
+    assert run("second.json", "--skip-rows", "unanchored", "pca", "--reuse-records", str(tmp_path / "first.json")) == 0
+    second = json.loads((tmp_path / "second.json").read_text())["records"]
+    assert {r["method"] for r in second} == {"neurok", "no_subspace", "identity"} and len(second) == 6
+    stored = {(r["method"], r["file"]): r for r in first}
+    ordered = [r["file"] for r in second if r["method"] == "neurok"]
+    for method in ("neurok", "identity"):
+        spot, reused = (next(r for r in second if (r["method"], r["file"]) == (method, f)) for f in ordered)
+        assert reused == stored[(method, ordered[1])]  # taken as stored, timings included
+        for name in ("chamfer_l1", "chamfer_l2", "iou"):  # fitted again and reproduced
+            assert spot[name] == pytest.approx(stored[(method, ordered[0])][name], abs=1e-6)
+    text = (tmp_path / "second.json.md").read_text()
+    assert "Reused (`--reuse-records`): 2 of 6 records" in text and "first.json" in text
+    assert "NeuROK on `" + ordered[0] + "` (Chamfer-L1 within" in text
+    assert "--reuse-records" in text.split("```")[1]  # the command shown
+    # a stored record that the spot check does not reproduce: the run stops with one clear line
+    data = json.loads((tmp_path / "first.json").read_text())
+    next(r for r in data["records"] if r["method"] == "neurok" and r["file"] == ordered[0])["chamfer_l1"] += 0.01
+    (tmp_path / "tampered.json").write_text(json.dumps(data))
+    capsys.readouterr()
+    assert run("third.json", "--reuse-records", str(tmp_path / "tampered.json")) == 2
+    err = capsys.readouterr().err
+    assert f"row neurok, pair {ordered[0]}: fitted again here" in err and not (tmp_path / "third.json").exists()
+    # another protocol (seed, IK steps) is refused before anything is fitted
+    assert run("fourth.json", "--seed", "1", "--ik-steps", "3", "1", "--reuse-records",
+               str(tmp_path / "first.json")) == 2
+    assert "that run differs from this one in seed, ik" in capsys.readouterr().err
+    (tmp_path / "bad.json").write_text("{}")
+    assert run("fifth.json", "--reuse-records", str(tmp_path / "bad.json")) == 2
+    assert "not a `neurok eval --json` file" in capsys.readouterr().err
+
+
+def test_an_interrupted_eval_goes_on_from_its_saved_records(tiny_dataset, tmp_path, monkeypatch):
+    import neurok_ros.evaluation.runner as runner
+
+    records = tmp_path / "records.json"
+    argv = ["eval", "--data", str(tiny_dataset), "--out", str(tmp_path / "eval.md"), "--split", "val",
+            "--checkpoint", str(tiny_checkpoint(tmp_path / "tiny.pt")), "--json", str(records), "--ik-starts", "2",
+            "--ik-steps", "2", "1", "--skip-rows", "no_subspace", "unanchored", "pca", "--no-progress",
+            "--device", "cpu"]
+    evaluate_pair, calls = runner.evaluate_pair, []
+
+    def interrupted_after_one_pair(*args, **kwargs):
+        calls.append(args[2])
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return evaluate_pair(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "evaluate_pair", interrupted_after_one_pair)
+    assert neurok_main(argv) == 130  # Ctrl-C: "neurok eval: interrupted"
+    saved = json.loads(records.read_text())
+    assert saved["partial"] and {r["file"] for r in saved["records"]} == {calls[0]} and len(saved["records"]) == 2
+    monkeypatch.setattr(runner, "evaluate_pair", evaluate_pair)
+    assert neurok_main(argv + ["--reuse-records", str(records)]) == 0
+    done = json.loads(records.read_text())
+    assert "partial" not in done and len(done["records"]) == 4 and set(done["summary"]) == {"neurok", "identity"}
+    assert "Reused (`--reuse-records`): 0 of 4 records" in (tmp_path / "eval.md").read_text()

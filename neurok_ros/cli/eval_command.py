@@ -37,6 +37,10 @@ def register(subparsers) -> None:
                         help="leave these rows out: no_subspace, unanchored, displacement, no_augment, identity, "
                              "pca (NeuROK stays: the others are compared with it)")
     parser.add_argument("--json", metavar="FILE", help="also write every per-pair record as JSON")
+    parser.add_argument("--reuse-records", nargs="+", default=[], metavar="FILE",
+                        help="--json files of earlier runs with this protocol (split, seed, samples, IK, fits, "
+                             "PCA, heading, view): their records are taken instead of fitted again; each row's "
+                             "first reused pair is fitted again and must reproduce its record")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                         help="model device (metrics run on the CPU)")
     parser.add_argument("--metric-samples", type=_positive_int, default=100_000, metavar="N",
@@ -116,19 +120,19 @@ def command_line(args) -> str:
         words.append("--partial-view")
     if args.skip_rows:
         words += ["--skip-rows", *args.skip_rows]
+    if args.reuse_records:
+        words += ["--reuse-records", *args.reuse_records]
     return shlex.join(words)
 
 
-def run_eval(args) -> int:
-    import json
+def config_from_args(args, device: str):
+    """The EvalConfig of parsed `neurok eval` arguments on `device` (records to reuse not loaded)."""
     import math
     from dataclasses import replace
-    from pathlib import Path
 
     from neurok_ros.errors import NeurokInputError
     from neurok_ros.evaluation.pca_baseline import PCAConfig
-    from neurok_ros.evaluation.runner import DEFAULT_PCA_CACHE, EvalConfig, run_evaluation
-    from neurok_ros.kinematics.instance import resolve_device
+    from neurok_ros.evaluation.runner import DEFAULT_PCA_CACHE, EvalConfig
     from neurok_ros.kinematics.inverse_kinematics import IKConfig
 
     ik = IKConfig()
@@ -145,23 +149,76 @@ def run_eval(args) -> int:
     if args.ik_sample_sets is not None:
         ik = replace(ik, sample_sets=args.ik_sample_sets)
     cache = None if args.no_pca_cache else (args.pca_cache or DEFAULT_PCA_CACHE)
-    config = EvalConfig(data=args.data, split=args.split, split_file=args.split_file,
-                        pairs_per_category=args.pairs_per_category, checkpoint=args.checkpoint,
-                        ablations=parse_ablations(args.ablation_checkpoints), seed=args.seed,
-                        device=str(resolve_device(args.device)), metric_samples=args.metric_samples,
-                        target_samples=args.target_samples, ik=ik, fits=args.fits,
-                        pca=PCAConfig(num_pairs=args.pca_pairs, components=args.pca_components),
-                        pca_cache=cache, random_heading=args.random_heading,
-                        partial_view=args.partial_view, skip_rows=tuple(args.skip_rows),
-                        progress=not args.no_progress,
-                        command=command_line(args))
-    result = run_evaluation(config)
+    return EvalConfig(data=args.data, split=args.split, split_file=args.split_file,
+                      pairs_per_category=args.pairs_per_category, checkpoint=args.checkpoint,
+                      ablations=parse_ablations(args.ablation_checkpoints), seed=args.seed,
+                      device=device, metric_samples=args.metric_samples,
+                      target_samples=args.target_samples, ik=ik, fits=args.fits,
+                      pca=PCAConfig(num_pairs=args.pca_pairs, components=args.pca_components),
+                      pca_cache=cache, random_heading=args.random_heading,
+                      partial_view=args.partial_view, skip_rows=tuple(args.skip_rows),
+                      progress=not args.no_progress,
+                      command=command_line(args))
+
+
+def load_reuse(paths: list[str], config):
+    """config with the records of the --json files `paths` to reuse: each file's run, rebuilt from its
+    stored command, must have config's protocol (record_reuse.PROTOCOL_FIELDS)."""
+    import json
+    from dataclasses import replace
+    from pathlib import Path
+
+    from neurok_ros.errors import NeurokInputError
+    from neurok_ros.evaluation.record_reuse import index_records, protocol_differences
+
+    sources, names = [], []
+    for path in paths:
+        try:
+            data = json.loads(Path(path).read_text())
+            command, records = data["command"], data["records"]
+            words = shlex.split(command)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise NeurokInputError(f"--reuse-records {path}: not a `neurok eval --json` file ({exc})") from exc
+        if words[:2] != ["neurok", "eval"]:
+            raise NeurokInputError(f"--reuse-records {path}: its command is not a `neurok eval` run")
+        parser = argparse.ArgumentParser(prog="neurok", exit_on_error=False)
+        register(parser.add_subparsers())
+        try:
+            earlier = config_from_args(parser.parse_args(words[1:]), config.device)
+        except (argparse.ArgumentError, SystemExit) as exc:
+            raise NeurokInputError(f"--reuse-records {path}: its command does not parse ({exc})") from exc
+        differences = protocol_differences(earlier, config)
+        if differences:
+            raise NeurokInputError(f"--reuse-records {path}: that run differs from this one in "
+                                   f"{', '.join(differences)}")
+        sources.append((path, records))
+        names.append(f"`{path}` (`{command}`)")
+    return replace(config, reuse=index_records(sources), reuse_sources=tuple(names))
+
+
+def run_eval(args) -> int:
+    import json
+    from pathlib import Path
+
+    from neurok_ros.evaluation.runner import run_evaluation
+    from neurok_ros.kinematics.instance import resolve_device
+
+    config = config_from_args(args, str(resolve_device(args.device)))
+    if args.reuse_records:
+        config = load_reuse(args.reuse_records, config)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    path = Path(args.json) if args.json else None
+
+    def save_records(records):
+        # the records so far, rewritten after every pair: an interrupted run can go on with --reuse-records
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps({"command": config.command, "partial": True, "records": records}, indent=1))
+
+    result = run_evaluation(config, save_records)
     out.write_text(result.markdown)
-    if args.json:
-        path = Path(args.json)
-        path.parent.mkdir(parents=True, exist_ok=True)
+    if path is not None:
         path.write_text(json.dumps({"command": config.command, **result.to_json()}, indent=1))
     print(f"neurok eval: {len({r['file'] for r in result.records})} pairs, {result.seconds:.0f} s; wrote {out}"
           + (f" and {args.json}" if args.json else ""))

@@ -27,6 +27,7 @@ from neurok_ros.evaluation import report
 from neurok_ros.evaluation.methods import IdentityMethod, Method, NeuROKMethod, PCAMethod
 from neurok_ros.evaluation.pca_baseline import PCAConfig, PCAFitConfig, load_or_fit_subspace
 from neurok_ros.evaluation.pose_pairs import pair_heading, pair_meshes, pose_pair, select_files, target_samples
+from neurok_ros.evaluation.record_reuse import metric_gap, record_key, reproduces
 from neurok_ros.geometry.metrics import DEFAULT_SEED, metrics_in_frame
 from neurok_ros.geometry.normalisation import NormalisingTransform
 from neurok_ros.kinematics.instance import DEFAULT_CHECKPOINT, EncodingConfig, load_default_model
@@ -57,7 +58,10 @@ class EvalConfig:
     the methods see only the TARGET samples visible from one seeded camera, and every fit uses the
     one-sided objective (IKConfig.partial); fits: every NeuROK-type row predicts the vertex mean of
     this many fits (fit_ensemble; 1: the single fit); skip_rows: keys
-    of ROWS left out (not "neurok", the reference of the paired table); command: shown in the report."""
+    of ROWS left out (not "neurok", the reference of the paired table); reuse: {record_key: record} of
+    earlier runs with this protocol (record_reuse.index_records), taken instead of fitted again after
+    each row's first reused pair reproduces; reuse_sources: those runs, named in the report; command:
+    shown in the report."""
 
     data: str | Path
     split: str = "test"
@@ -76,6 +80,8 @@ class EvalConfig:
     random_heading: bool = False
     partial_view: bool = False
     skip_rows: tuple[str, ...] = ()
+    reuse: dict = field(default_factory=dict)
+    reuse_sources: tuple[str, ...] = ()
     progress: bool = True
     command: str = ""
 
@@ -161,8 +167,12 @@ def build_methods(config: EvalConfig, train_files: list[str]) -> tuple[list[Meth
     return methods, checkpoints, notes, pca_facts
 
 
-def evaluate_pair(methods: list[Method], root: Path, file_name: str, config: EvalConfig) -> list[dict]:
-    """One record per method for the pose pair of `file_name`."""
+def evaluate_pair(methods: list[Method], root: Path, file_name: str, config: EvalConfig,
+                  spot_checks: dict | None = None) -> list[dict]:
+    """One record per method for the pose pair of `file_name`. A record in config.reuse is taken as it is
+    once its row is in spot_checks ({row key: (file, metric_gap)}); a row's first reused record is
+    fitted again instead, must reproduce (else NeurokInputError), and enters spot_checks."""
+    spot_checks = {} if spot_checks is None else spot_checks
     instance = load_instance(root / file_name)
     pair = pose_pair(file_name, instance, config.seed)
     source, target, faces = pair_meshes(instance, pair)
@@ -173,6 +183,10 @@ def evaluate_pair(methods: list[Method], root: Path, file_name: str, config: Eva
     transform = NormalisingTransform.from_vertices(source)
     records = []
     for method in methods:
+        stored = config.reuse.get(record_key({"method": method.key, **pair.to_dict()}))
+        if stored is not None and method.key in spot_checks:
+            records.append(stored)
+            continue
         record = {"method": method.key, "label": method.label, **pair.to_dict(), "kind": instance.kind,
                   "num_vertices": instance.num_vertices, "num_faces": len(faces), "chamfer_l1": None,
                   "chamfer_l2": None, "iou": None, "ik_seconds": None, "encode_seconds": None, "k": None,
@@ -185,11 +199,20 @@ def evaluate_pair(methods: list[Method], root: Path, file_name: str, config: Eva
                           **{k: prediction.extras.get(k) for k in ("k", "k_q", "loss")})
         except NeurokInputError as exc:
             record["error"] = str(exc).splitlines()[0]
-        records.append({k: finite_or_none(v) for k, v in record.items()})
+        record = {k: finite_or_none(v) for k, v in record.items()}
+        if stored is not None:
+            if not reproduces(stored, record):
+                raise NeurokInputError(
+                    f"--reuse-records: row {method.key}, pair {file_name}: fitted again here it gives Chamfer-L1 "
+                    f"{record['chamfer_l1']} / IoU {record['iou']} against the stored {stored['chamfer_l1']} / "
+                    f"{stored['iou']}; the earlier run used another checkpoint, dataset or code")
+            spot_checks[method.key] = (file_name, metric_gap(stored, record))
+        records.append(record)
     return records
 
 
-def run_evaluation(config: EvalConfig) -> EvalResult:
+def run_evaluation(config: EvalConfig, after_pair=None) -> EvalResult:
+    """after_pair(records so far): called after each pair, e.g. to save them as the run goes."""
     started = time.perf_counter()
     root = Path(config.data)
     if not root.is_dir():
@@ -204,6 +227,7 @@ def run_evaluation(config: EvalConfig) -> EvalResult:
     train_files = split_files(root, "train", config.split_file)
     methods, checkpoints, notes, pca_facts = build_methods(config, train_files)
     records: list[dict] = []
+    spot_checks: dict = {}
     iterator = files
     if config.progress:
         from tqdm import tqdm
@@ -211,14 +235,31 @@ def run_evaluation(config: EvalConfig) -> EvalResult:
     for file_name in iterator:
         if config.progress:
             iterator.set_postfix_str(file_name)
-        records.extend(evaluate_pair(methods, root, file_name, config))
+        records.extend(evaluate_pair(methods, root, file_name, config, spot_checks))
+        if after_pair is not None:
+            after_pair(records)
     seconds = time.perf_counter() - started
+    if config.reuse:
+        notes.append(reuse_note(methods, records, config, spot_checks))
     summary = {m.key: report.summarise([r for r in records if r["method"] == m.key]) for m in methods}
     summary = {k: {name: finite_or_none(v) for name, v in s.items()} for k, s in summary.items()}
     trained = set(checkpoints[0]["dataset"].get("train_categories", []))
     unseen = {r["category"] for r in records} - trained if trained else set()
     markdown = render_markdown(config, methods, records, checkpoints, notes, pca_facts, seconds, unseen)
     return EvalResult(records, markdown, summary, checkpoints, notes + [f"PCA: {pca_facts}"], seconds)
+
+
+def reuse_note(methods: list[Method], records: list[dict], config: EvalConfig, spot_checks: dict) -> str:
+    """One line for the report: how many records were reused, from which runs, and each reused row's
+    spot check."""
+    labels = {m.key: m.label for m in methods}
+    reused = sum(1 for r in records if r["method"] in spot_checks and config.reuse.get(record_key(r)) is r)
+    checks = "; ".join(f"{labels[key]} on `{file}` (Chamfer-L1 within {gaps['chamfer_l1']:.1e}, IoU within "
+                       f"{gaps['iou']:.1e})" for key, (file, gaps) in spot_checks.items())
+    return (f"Reused (`--reuse-records`): {reused} of {len(records)} records, taken from "
+            f"{'; '.join(config.reuse_sources) or 'earlier runs'}; their IK and encoding seconds are those "
+            f"runs'. Each row with reused records was fitted again here on its first such pair and reproduced "
+            f"the stored record: {checks or 'no row had reusable records'}.")
 
 
 def render_markdown(config: EvalConfig, methods: list[Method], records: list[dict], checkpoints: list[dict],

@@ -328,10 +328,13 @@ def test_an_interrupted_eval_goes_on_from_its_saved_records(tiny_dataset, tmp_pa
 
     monkeypatch.setattr(runner, "evaluate_pair", interrupted_after_one_pair)
     assert neurok_main(argv) == 130  # Ctrl-C: "neurok eval: interrupted"
-    saved = json.loads(records.read_text())
+    partial = tmp_path / "records.json.partial"
+    saved = json.loads(partial.read_text())
+    assert not records.exists()  # written only when the run ends
     assert saved["partial"] and {r["file"] for r in saved["records"]} == {calls[0]} and len(saved["records"]) == 2
     monkeypatch.setattr(runner, "evaluate_pair", evaluate_pair)
-    assert neurok_main(argv + ["--reuse-records", str(records)]) == 0
+    assert neurok_main(argv + ["--reuse-records", str(partial)]) == 0
     done = json.loads(records.read_text())
     assert "partial" not in done and len(done["records"]) == 4 and set(done["summary"]) == {"neurok", "identity"}
+    assert not partial.exists()
     assert "Reused (`--reuse-records`): 0 of 4 records" in (tmp_path / "eval.md").read_text()

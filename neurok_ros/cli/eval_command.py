@@ -36,7 +36,8 @@ def register(subparsers) -> None:
     parser.add_argument("--skip-rows", nargs="+", default=[], metavar="ROW",
                         help="leave these rows out: no_subspace, unanchored, displacement, no_augment, identity, "
                              "pca (NeuROK stays: the others are compared with it)")
-    parser.add_argument("--json", metavar="FILE", help="also write every per-pair record as JSON")
+    parser.add_argument("--json", metavar="FILE", help="also write every per-pair record as JSON (while the run "
+                                                       "goes on, the records so far are in FILE.partial)")
     parser.add_argument("--reuse-records", nargs="+", default=[], metavar="FILE",
                         help="--json files of earlier runs with this protocol (split, seed, samples, IK, fits, "
                              "PCA, heading, view): their records are taken instead of fitted again; each row's "
@@ -209,17 +210,21 @@ def run_eval(args) -> int:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     path = Path(args.json) if args.json else None
+    partial = Path(f"{args.json}.partial") if args.json else None
 
     def save_records(records):
-        # the records so far, rewritten after every pair: an interrupted run can go on with --reuse-records
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps({"command": config.command, "partial": True, "records": records}, indent=1))
+        # the records so far, in FILE.partial after every pair (FILE itself, perhaps a run being reused,
+        # is written only at the end): a stopped run goes on with --reuse-records FILE.partial
+        if partial is not None:
+            partial.parent.mkdir(parents=True, exist_ok=True)
+            partial.write_text(json.dumps({"command": config.command, "partial": True, "records": records},
+                                          indent=1))
 
     result = run_evaluation(config, save_records)
     out.write_text(result.markdown)
     if path is not None:
         path.write_text(json.dumps({"command": config.command, **result.to_json()}, indent=1))
+        partial.unlink(missing_ok=True)
     print(f"neurok eval: {len({r['file'] for r in result.records})} pairs, {result.seconds:.0f} s; wrote {out}"
           + (f" and {args.json}" if args.json else ""))
     for key, s in result.summary.items():

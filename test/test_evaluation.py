@@ -308,6 +308,10 @@ def test_reuse_records_takes_an_earlier_runs_records_after_a_spot_check(tiny_dat
     (tmp_path / "bad.json").write_text("{}")
     assert run("fifth.json", "--reuse-records", str(tmp_path / "bad.json")) == 2
     assert "not a `neurok eval --json` file" in capsys.readouterr().err
+    data["records"][0] = {"method": "neurok"}
+    (tmp_path / "broken.json").write_text(json.dumps(data))
+    assert run("sixth.json", "--reuse-records", str(tmp_path / "broken.json")) == 2
+    assert "holds a record that is not an eval record" in capsys.readouterr().err
 
 
 def test_an_interrupted_eval_goes_on_from_its_saved_records(tiny_dataset, tmp_path, monkeypatch):

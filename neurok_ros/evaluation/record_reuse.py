@@ -56,9 +56,13 @@ def index_records(sources: list[tuple[str, list[dict]]]) -> dict[tuple, dict]:
     origin: dict[tuple, str] = {}
     for name, records in sources:
         for record in records:
-            if record.get("error"):
-                continue
-            key = record_key(record)
+            try:
+                if record.get("error"):
+                    continue
+                key = record_key(record)
+            except (AttributeError, KeyError, TypeError, ValueError) as exc:
+                raise NeurokInputError(f"--reuse-records: {name} holds a record that is not an eval record "
+                                       f"({exc!r})") from exc
             if key in index and not reproduces(index[key], record):
                 raise NeurokInputError(f"--reuse-records: {origin[key]} and {name} disagree on row {key[0]}, "
                                        f"pair {key[1]} poses {key[2]}->{key[3]}")

@@ -172,6 +172,8 @@ def load_reuse(paths: list[str], config):
     from neurok_ros.errors import NeurokInputError
     from neurok_ros.evaluation.record_reuse import index_records, protocol_differences
 
+    parser = argparse.ArgumentParser(prog="neurok", exit_on_error=False)
+    register(parser.add_subparsers())
     sources, names = [], []
     for path in paths:
         try:
@@ -182,8 +184,6 @@ def load_reuse(paths: list[str], config):
             raise NeurokInputError(f"--reuse-records {path}: not a `neurok eval --json` file ({exc})") from exc
         if words[:2] != ["neurok", "eval"]:
             raise NeurokInputError(f"--reuse-records {path}: its command is not a `neurok eval` run")
-        parser = argparse.ArgumentParser(prog="neurok", exit_on_error=False)
-        register(parser.add_subparsers())
         try:
             earlier = config_from_args(parser.parse_args(words[1:]), config.device)
         except (argparse.ArgumentError, SystemExit) as exc:
@@ -211,12 +211,13 @@ def run_eval(args) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     path = Path(args.json) if args.json else None
     partial = Path(f"{args.json}.partial") if args.json else None
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
 
     def save_records(records):
         # the records so far, in FILE.partial after every pair (FILE itself, perhaps a run being reused,
         # is written only at the end): a stopped run goes on with --reuse-records FILE.partial
         if partial is not None:
-            partial.parent.mkdir(parents=True, exist_ok=True)
             partial.write_text(json.dumps({"command": config.command, "partial": True, "records": records},
                                           indent=1))
 

@@ -168,11 +168,10 @@ def build_methods(config: EvalConfig, train_files: list[str]) -> tuple[list[Meth
 
 
 def evaluate_pair(methods: list[Method], root: Path, file_name: str, config: EvalConfig,
-                  spot_checks: dict | None = None) -> list[dict]:
+                  spot_checks: dict) -> list[dict]:
     """One record per method for the pose pair of `file_name`. A record in config.reuse is taken as it is
     once its row is in spot_checks ({row key: (file, metric_gap)}); a row's first reused record is
     fitted again instead, must reproduce (else NeurokInputError), and enters spot_checks."""
-    spot_checks = {} if spot_checks is None else spot_checks
     instance = load_instance(root / file_name)
     pair = pose_pair(file_name, instance, config.seed)
     source, target, faces = pair_meshes(instance, pair)

@@ -2,7 +2,7 @@
 tiny generated dataset with a tiny untrained model."""
 import json
 import sys
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
@@ -312,6 +312,31 @@ def test_reuse_records_takes_an_earlier_runs_records_after_a_spot_check(tiny_dat
     (tmp_path / "broken.json").write_text(json.dumps(data))
     assert run("sixth.json", "--reuse-records", str(tmp_path / "broken.json")) == 2
     assert "holds a record that is not an eval record" in capsys.readouterr().err
+    # the file keeps the IK settings it was fitted with; one without them is read by its command
+    legacy = json.loads((tmp_path / "first.json").read_text())
+    assert legacy.pop("ik") == {**asdict(IKConfig()), "starts": 2, "q_steps": 2, "z_steps": 1}
+    legacy["command"] = legacy["command"].replace("--ik-steps 2 1", "")
+    (tmp_path / "legacy.json").write_text(json.dumps(legacy))
+    assert run("seventh.json", "--reuse-records", str(tmp_path / "legacy.json")) == 2
+    assert "that run differs from this one in ik" in capsys.readouterr().err
+
+
+def test_reused_records_keep_the_ik_settings_they_were_fitted_with():
+    from neurok_ros.cli.eval_command import Z_STEPS_BEFORE_STORED_IK, stored_ik
+
+    default = IKConfig()
+    command = "neurok eval --data D --out O"
+    # written before the files stored "ik": the command's settings, with the z steps of that time's default
+    assert default.z_steps != Z_STEPS_BEFORE_STORED_IK
+    assert stored_ik({"command": command}, default, "f") == replace(default, z_steps=Z_STEPS_BEFORE_STORED_IK)
+    named = replace(default, q_steps=3, z_steps=7)
+    assert stored_ik({"command": command + " --ik-steps 3 7"}, named, "f") == named
+    # written since: the stored settings, whatever the defaults are now
+    assert stored_ik({"command": command, "ik": asdict(named)}, default, "f") == named
+    with pytest.raises(NeurokInputError, match="not this version's IKConfig fields"):
+        stored_ik({"command": command, "ik": {"z_steps": 7}}, default, "f")
+    with pytest.raises(NeurokInputError, match="do not parse"):
+        stored_ik({"command": command, "ik": {**asdict(default), "trim": 2.0}}, default, "f")
 
 
 def test_an_interrupted_eval_goes_on_from_its_saved_records(tiny_dataset, tmp_path, monkeypatch):

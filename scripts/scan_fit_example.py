@@ -20,6 +20,6 @@ out.mkdir(parents=True, exist_ok=True)
 V, F = load_mesh(DEFAULT_CHECKPOINT.parent / "example_laptop.ply")
 save_mesh(out / "laptop.ply", V, F)
 camera = V.mean(axis=0) + [0.0, -2.0, 1.0]
-np.save(out / "view.npy", visible_samples(lid_turned(V, 0.35), F, camera, 3000, np.random.default_rng(6)))
+np.save(out / "view.npy", visible_samples(lid_turned(V, 0.35, F), F, camera, 3000, np.random.default_rng(6)))
 sys.exit(neurok_main(["fit", str(out / "laptop.ply"), str(out / "view.npy"), "--partial", "--out",
                       str(out / "fitted.ply"), "--png", str(out / "fit.png")]))

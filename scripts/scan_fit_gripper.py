@@ -44,7 +44,7 @@ def gripper_points(shape: np.ndarray, count: int, rng: np.random.Generator) -> n
 
 def main(clutters: list[float], trims: list[float]) -> None:
     V, F = load_mesh(DEFAULT_CHECKPOINT.parent / "example_laptop.ply")
-    truth = lid_turned(V, 0.35)
+    truth = lid_turned(V, 0.35, F)
     view = visible_samples(truth, F, V.mean(axis=0) + [0.0, -2.0, 1.0], 3000, np.random.default_rng(6))
     instance = encode_mesh(load_default_model()[0], V, F)
     for clutter in clutters:

@@ -160,7 +160,8 @@ def test_neurok_eval_end_to_end_on_a_tiny_dataset(tiny_dataset, tmp_path):
     status = neurok_main(["eval", "--data", str(tiny_dataset), "--out", str(out), "--pairs-per-category", "1",
                           "--checkpoint", str(checkpoint), "--ablation-checkpoints", f"displacement={displacement}",
                           "--json", str(records), "--ik-starts", "2", "--ik-steps", "3", "2",
-                          "--ik-prior-weight", "0.0001", "--ik-sample-sets", "3", "--fits", "2", "--pca-pairs", "24",
+                          "--ik-prior-weight", "0.0001", "--ik-sample-sets", "3", "--ik-rigidity-weight", "0.5",
+                          "--fits", "2", "--pca-pairs", "24",
                           "--pca-cache", str(tmp_path / "cache"), "--no-progress", "--device", "cpu"])
     assert status == 0
     text = out.read_text()
@@ -187,7 +188,8 @@ def test_neurok_eval_end_to_end_on_a_tiny_dataset(tiny_dataset, tmp_path):
                    "| toy_laptop |", "`" + str(checkpoint) + "` | 2 |", "## Each row against NeuROK",
                    "| NeuROK, no-active-subspace and no-rest-anchoring ablations | `", "prior weight 0.0001",
                    "--ik-prior-weight 0.0001", "An ensemble of 2 fits", "--fits 2", "--ik-sample-sets 3",
-                   "cycling through 3 seeded sets"):
+                   "cycling through 3 seeded sets", "--ik-rigidity-weight 0.5",
+                   "is fitted as rigid pieces (the objective adds 0.5 times"):
         assert needle in text, needle
     assert "no_augment" not in {r["method"] for r in data["records"]}
     # the PCA subspace was cached and a second run reads it back
@@ -263,6 +265,10 @@ def test_neurok_eval_refuses_a_negative_prior_weight(tiny_dataset, tmp_path, cap
                           "--no-progress", "--device", "cpu"])
     assert status == 2 and not out.exists()
     assert "--ik-prior-weight must be a finite number >= 0" in capsys.readouterr().err
+    status = neurok_main(["eval", "--data", str(tiny_dataset), "--out", str(out), "--ik-rigidity-weight", "nan",
+                          "--no-progress", "--device", "cpu"])
+    assert status == 2 and not out.exists()
+    assert "--ik-rigidity-weight must be a finite number >= 0" in capsys.readouterr().err
 
 
 def test_reuse_records_takes_an_earlier_runs_records_after_a_spot_check(tiny_dataset, tmp_path, capsys):
@@ -322,17 +328,22 @@ def test_reuse_records_takes_an_earlier_runs_records_after_a_spot_check(tiny_dat
 
 
 def test_reused_records_keep_the_ik_settings_they_were_fitted_with():
-    from neurok_ros.cli.eval_command import Z_STEPS_BEFORE_STORED_IK, stored_ik
+    from neurok_ros.cli.eval_command import IK_FIELDS_BEFORE, Z_STEPS_BEFORE_STORED_IK, stored_ik
 
     default = IKConfig()
     command = "neurok eval --data D --out O"
-    # written before the files stored "ik": the command's settings, with the z steps of that time's default
-    assert default.z_steps != Z_STEPS_BEFORE_STORED_IK
-    assert stored_ik({"command": command}, default, "f") == replace(default, z_steps=Z_STEPS_BEFORE_STORED_IK)
+    # written before the files stored "ik": the command's settings, with the z steps of that time's
+    # default and without rigid pieces
+    assert default.z_steps != Z_STEPS_BEFORE_STORED_IK and default.rigid_pieces
+    before = replace(default, z_steps=Z_STEPS_BEFORE_STORED_IK, rigid_pieces=False, rigidity_weight=0.0)
+    assert stored_ik({"command": command}, default, "f") == before
     named = replace(default, q_steps=3, z_steps=7)
-    assert stored_ik({"command": command + " --ik-steps 3 7"}, named, "f") == named
+    assert stored_ik({"command": command + " --ik-steps 3 7"}, named, "f") == replace(named, **IK_FIELDS_BEFORE)
     # written since: the stored settings, whatever the defaults are now
     assert stored_ik({"command": command, "ik": asdict(named)}, default, "f") == named
+    # stored before the rigid pieces (2026-11-30): fitted without them
+    older = {name: value for name, value in asdict(named).items() if name not in IK_FIELDS_BEFORE}
+    assert stored_ik({"command": command, "ik": older}, default, "f") == replace(named, **IK_FIELDS_BEFORE)
     with pytest.raises(NeurokInputError, match="not this version's IKConfig fields"):
         stored_ik({"command": command, "ik": {"z_steps": 7}}, default, "f")
     with pytest.raises(NeurokInputError, match="do not parse"):

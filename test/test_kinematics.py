@@ -82,12 +82,16 @@ def test_active_subspace_finds_the_directions_that_move_the_shape():
 
 
 class HingedLid:
-    """An analytic kinematic space with the instance interface: a plate and a lid hinged on the
-    x axis; z = (lid angle in radians, lid slide along the hinge). No learned parts."""
+    """An analytic kinematic space with the instance interface: a plate (y in [-0.6, 0], z = 0) and a
+    lid (y = 0, z in [0.01, 0.61]) hinged on the x axis, two pieces of one mesh; z = (lid angle in
+    radians, lid slide along the hinge). No learned parts."""
 
     k = k_q = 2
     device = torch.device("cpu")
     motion_offsets = None  # no posterior bank
+    vertices = np.array([[0, -0.6, 0], [1, -0.6, 0], [1, 0, 0], [0, 0, 0],           # plate
+                         [0, 0, 0.01], [1, 0, 0.01], [1, 0, 0.61], [0, 0, 0.61]], dtype=np.float64)  # lid
+    faces = np.array([[0, 1, 2], [0, 2, 3], [4, 5, 6], [4, 6, 7]], dtype=np.int64)
 
     def __init__(self):
         self.prior_mean = torch.zeros(2)
@@ -101,23 +105,29 @@ class HingedLid:
         return (z - self.rest_latent) @ self.subspace.basis
 
     def surface_samples(self, count, seed=0):
-        rng = np.random.default_rng(seed)
-        u = rng.random((count, 2))
-        on_lid = np.arange(count) % 2 == 1
-        points = np.where(on_lid[:, None], np.stack([u[:, 0], np.zeros(count), 0.6 * u[:, 1]], 1),
-                          np.stack([u[:, 0], -0.6 * u[:, 1], np.zeros(count)], 1))
-        return None, torch.as_tensor(points, dtype=torch.float32)
+        samples = sample_surface(self.vertices, self.faces, count, np.random.default_rng(seed))
+        return samples, torch.as_tensor(samples.points, dtype=torch.float32)
 
     def query_cache(self, points):
         return points
 
     def positions(self, z, points):
-        """z (B, 2), points (N, 3) at rest -> (B, N, 3)."""
+        """z (B, k), points (N, 3) at rest -> (B, N, 3): what the objective decodes."""
+        return self.shape(z, points)
+
+    def shape(self, z, points):
+        """z (B, k), points (N, 3) at rest -> (B, N, 3)."""
         angle, slide = z[:, None, 0:1], z[:, None, 1:2]  # (B, 1, 1)
         x, h = points[None, :, 0:1], points[None, :, 2:3]
         turned = torch.cat([x + slide, -h * torch.sin(angle), h * torch.cos(angle)], dim=-1)
-        on_lid = points[None, :, 2:3] > 0  # lid points start in the y = 0 plane, z > 0
+        on_lid = points[None, :, 2:3] > 0.005  # lid points start in the y = 0 plane, z >= 0.01
         return torch.where(on_lid, turned, points[None].expand(z.shape[0], -1, -1))
+
+    def decode(self, q=None, z=None):
+        """The mesh vertices (8, 3) float64 at latent z (k,) (through self.shape, not self.positions,
+        which a test may record as the objective's decodes)."""
+        z = torch.as_tensor(z, dtype=torch.float32).reshape(1, -1)
+        return self.shape(z, torch.as_tensor(self.vertices, dtype=torch.float32))[0].double().numpy()
 
 
 def test_ik_recovers_a_pose_in_an_analytic_toy_space():
@@ -131,6 +141,64 @@ def test_ik_recovers_a_pose_in_an_analytic_toy_space():
                                               z_rate=0.03, rest_check=False))  # the toy has no mesh
     assert abs(float(result.z[0]) - 0.9) < 0.03 and abs(float(result.z[1]) - 0.12) < 0.03
     assert result.loss < 1e-3 and result.start_losses.shape == (4,)
+
+
+class BendingLid(HingedLid):
+    """The hinged lid with a third coordinate that bends it: z = (angle, slide, bend); the lid's points
+    move along its normal by bend * h^2 (h: height above the hinge), so bend != 0 is not rigid."""
+
+    k = k_q = 3
+
+    def __init__(self):
+        super().__init__()
+        self.prior_mean = torch.zeros(3)
+        self.rest_latent = torch.zeros(3)
+        self.subspace = Subspace(torch.eye(3), torch.ones(3), 1.0)
+
+    def shape(self, z, points):
+        angle, bend = z[:, None, 0:1], z[:, None, 2:3]
+        h = points[None, :, 2:3]
+        normal = torch.cat([torch.zeros_like(angle), torch.cos(angle), torch.sin(angle)], dim=-1)  # (B, 1, 3)
+        on_lid = points[None, :, 2:3] > 0.005
+        return super().shape(z[:, :2], points) + torch.where(on_lid, bend * h * h * normal, 0.0)
+
+
+def test_rigid_pieces_keep_a_bending_lid_rigid():
+    """The observation shows the lid turned and bent, which no rigid lid matches: with rigid pieces
+    (the default) the rigidity term holds the fit's bend back and its vertices move each piece
+    rigidly (the lid's best rigid motion, at about the observed angle); without, the fit bends the
+    lid with the observation and its vertices are the decode itself."""
+    from dataclasses import replace
+
+    from neurok_ros.geometry.rigid_pieces import RigidPieces
+
+    toy = BendingLid()
+    truth = torch.tensor([[0.9, 0.0, 0.4]])
+    _, samples = toy.surface_samples(1500, seed=7)
+    observed = toy.positions(truth, samples)[0]
+    config = IKConfig(points=600, starts=4, q_steps=120, z_steps=30, q_rate=0.05, z_rate=0.03, rest_check=False,
+                      rigidity_weight=10.0)
+    free = fit_pose(toy, observed, replace(config, rigid_pieces=False))
+    held = fit_pose(toy, observed, config)
+    assert abs(float(free.z[2]) - 0.4) < 0.05  # the free fit follows the bend
+    assert abs(float(held.z[2])) < 0.5 * abs(float(free.z[2]))
+    np.testing.assert_allclose(free.vertices, toy.decode(z=free.z), atol=1e-6)
+    lid = toy.vertices[:, 2] > 0.005
+    rest_edges = np.linalg.norm(toy.vertices[lid][:, None] - toy.vertices[lid][None], axis=2)
+    for result in (held,):
+        edges = np.linalg.norm(result.vertices[lid][:, None] - result.vertices[lid][None], axis=2)
+        np.testing.assert_allclose(edges, rest_edges, atol=1e-6)  # the lid moved rigidly
+        np.testing.assert_allclose(result.vertices[~lid], toy.vertices[~lid], atol=1e-6)  # the plate stayed
+    pieces = RigidPieces.of_mesh(toy.vertices, toy.faces)
+    np.testing.assert_allclose(pieces.project(toy.vertices, held.vertices), held.vertices, atol=1e-6)
+
+    def lid_angle(vertices):  # of the lid's side edge, from the plate
+        side = vertices[7] - vertices[4]
+        return float(np.arctan2(-side[1], side[2]))
+
+    # the bend tips the lid's far edge back: its best rigid motion stands at about 0.75 rad, not 0.9
+    best_rigid = lid_angle(pieces.project(toy.vertices, toy.decode(z=truth[0])))
+    assert 0.6 < best_rigid < 0.85 and abs(lid_angle(held.vertices) - best_rigid) < 0.05
 
 
 def test_ik_recovers_a_pose_from_part_of_the_surface():
@@ -278,7 +346,7 @@ def test_ik_keeps_the_input_pose_when_the_observation_shows_it(laptop):
 
     V, F, instance = laptop
     config = IKConfig(starts=2, q_steps=25, z_steps=15)
-    for target, moved in ((V, False), (lid_turned(V, 0.3), True)):
+    for target, moved in ((V, False), (lid_turned(V, 0.3, F), True)):
         observed = instance.transform.apply(sample_surface(target, F, 2048, np.random.default_rng(5)).points)
         result = fit_pose(instance, torch.as_tensor(observed, dtype=torch.float32), config)
         assert result.kept_rest is not moved, result.surface_errors
@@ -299,7 +367,7 @@ def _frozen_subspace_and_turned_lid(V, F, instance):
     from neurok_ros.geometry.surface_sampling import sample_surface
 
     frozen = replace(instance, subspace=Subspace(torch.zeros(instance.k, 1), torch.ones(instance.k), 0.0))
-    target = lid_turned(V, 0.3)
+    target = lid_turned(V, 0.3, F)
     samples = sample_surface(target, F, 2048, np.random.default_rng(5)).points
     return frozen, target, torch.as_tensor(instance.transform.apply(samples), dtype=torch.float32)
 
@@ -337,22 +405,29 @@ def test_ik_reaches_a_pose_through_the_posterior_bank_motions(laptop):
 
 
 def test_an_ensemble_of_fits_averages_members_that_each_fit_alone(model, laptop):
-    """Fit 0 of an ensemble is the single fit (encode_mesh, fit_pose, decode with the same seeds); the
-    others differ by their samples and starts; the prediction is their vertex mean, closer to the turned
-    lid than SOURCE is."""
+    """Fit 0 of an ensemble is the single fit (encode_mesh, fit_pose with the same seeds); the others
+    differ by their samples and starts; the prediction is their vertex mean (its rigid pieces projected),
+    closer to the turned lid than SOURCE is."""
     from neurok_ros.errors import NeurokInputError
+    from neurok_ros.geometry.rigid_pieces import RigidPieces
     from neurok_ros.kinematics.fit_ensemble import fit_ensemble
 
     V, F, instance = laptop
-    target = lid_turned(V, 0.3)
+    target = lid_turned(V, 0.3, F)
     observed = sample_surface(target, F, 2048, np.random.default_rng(5)).points
     config = IKConfig(starts=2, q_steps=25, z_steps=15)
     single = fit_pose(instance, torch.as_tensor(instance.transform.apply(observed), dtype=torch.float32), config)
     ensemble = fit_ensemble(model, V, F, observed, 3, EncodingConfig(), config)
     assert ensemble.member_vertices.shape == (3, *V.shape) and len(ensemble.members) == 3
-    np.testing.assert_allclose(ensemble.member_vertices[0], instance.decode(z=single.z), atol=1e-6)
+    np.testing.assert_allclose(ensemble.member_vertices[0], single.vertices, atol=1e-6)
     assert np.abs(ensemble.member_vertices[1] - ensemble.member_vertices[0]).max() > 1e-4
-    np.testing.assert_allclose(ensemble.vertices, ensemble.member_vertices.mean(axis=0))
+    # the example laptop is six pieces: each fit moves them rigidly, and so does their projected mean
+    pieces = RigidPieces.of_mesh(V, F)
+    for member in ensemble.member_vertices:
+        np.testing.assert_allclose(pieces.project(V, member), member, atol=1e-6)
+    mean = ensemble.member_vertices.mean(axis=0)
+    np.testing.assert_allclose(ensemble.vertices, pieces.project(V, mean))
+    assert np.abs(ensemble.vertices - mean).max() < 0.1 * np.abs(mean - V).max()
     rms = np.sqrt(np.square(ensemble.member_vertices - ensemble.vertices).sum(axis=2).mean(axis=0))
     np.testing.assert_allclose(ensemble.spread, rms)
     assert 0 <= ensemble.medoid < 3
@@ -362,19 +437,27 @@ def test_an_ensemble_of_fits_averages_members_that_each_fit_alone(model, laptop)
 
 
 def test_cli_ik_and_sample(tmp_path, laptop, capsys):
+    from neurok_ros.geometry.rigid_pieces import RigidPieces
+
     V, F, _ = laptop
-    hinge_turn = lid_turned(V, 0.2)
+    hinge_turn = lid_turned(V, 0.2, F)
     source, target = tmp_path / "source.ply", tmp_path / "target.ply"
     save_mesh(source, V, F)
     save_mesh(target, hinge_turn, F)
     assert neurok_main(["ik", str(source), str(target), "--json", "--samples", "20000", "--device", "cpu",
                         "--out", str(tmp_path / "fit.ply")]) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert set(summary) == {"chamfer_l1", "chamfer_l2", "iou", "k", "k_q", "fits", "spread", "seconds"}
-    assert summary["fits"] == 1 and summary["spread"] is None
+    assert set(summary) == {"chamfer_l1", "chamfer_l2", "iou", "k", "k_q", "fits", "spread", "rigid_pieces",
+                            "seconds"}
+    assert summary["fits"] == 1 and summary["spread"] is None and summary["rigid_pieces"] == 6
     assert 0 <= summary["chamfer_l1"] < 0.2 and 0 <= summary["iou"] <= 1 and summary["k"] == 128
     fitted, fitted_faces = load_mesh(tmp_path / "fit.ply")
     assert fitted.shape == V.shape and np.array_equal(fitted_faces, F)
+    pieces = RigidPieces.of_mesh(V, F)  # the laptop's six pieces each moved rigidly
+    np.testing.assert_allclose(pieces.project(V, fitted), fitted, atol=1e-5 * np.ptp(V, axis=0).max())
+    assert neurok_main(["ik", str(source), str(target), "--json", "--samples", "20000", "--device", "cpu",
+                        "--no-rigid-pieces"]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["rigid_pieces"] == 0
     camera = [str(c) for c in V.mean(axis=0) + [0.0, -2.0, 1.0]]  # in front of the laptop, above it
     assert neurok_main(["ik", str(source), str(target), "--json", "--samples", "20000", "--device", "cpu",
                         "--camera", *camera]) == 0
@@ -404,8 +487,10 @@ def test_cli_fit_finds_the_pose_a_scan_shows(tmp_path, laptop, capsys):
     """A scan is bare points (no vertices, no correspondence), with the no-return NaNs of a depth
     camera; the fitted mesh moves the lid towards the scanned one. A scan of the mesh as it is keeps
     q = 0, and a scan from one side fits with --partial."""
+    from neurok_ros.geometry.rigid_pieces import RigidPieces
+
     V, F, _ = laptop
-    target = lid_turned(V, 0.3)
+    target = lid_turned(V, 0.3, F)
     mesh = tmp_path / "laptop.ply"
     save_mesh(mesh, V, F)
     scan = sample_surface(target, F, 3000, np.random.default_rng(4)).points
@@ -420,6 +505,10 @@ def test_cli_fit_finds_the_pose_a_scan_shows(tmp_path, laptop, capsys):
     lid = np.linalg.norm(target - V, axis=1) > 1e-6  # the turned lid's vertices
     to_fit, to_mesh = surface_distances(target[lid], fitted, F)[0], surface_distances(target[lid], V, F)[0]
     assert np.array_equal(faces, F) and to_fit < 0.4 * to_mesh, (to_fit, to_mesh)
+    pieces = RigidPieces.of_mesh(V, F)  # every piece of the laptop moved rigidly, unless told otherwise
+    assert np.abs(pieces.project(V, fitted) - fitted).max() < 1e-6
+    free = _fit_summary(capsys, mesh, tmp_path / "scan.xyz", "--out", fitted_path, "--no-rigid-pieces")
+    assert free["moved"] and np.abs(pieces.project(V, load_mesh(fitted_path)[0]) - load_mesh(fitted_path)[0]).max() > 1e-5
 
     np.save(tmp_path / "still.npy", sample_surface(V, F, 2048, np.random.default_rng(5)).points)
     still = _fit_summary(capsys, mesh, tmp_path / "still.npy")

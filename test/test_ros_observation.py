@@ -97,7 +97,7 @@ def test_an_observation_sets_the_state_actions_start_from(ros_context):
         h.send_good_mesh(V, F)
         received_key = h.state()["mesh_key"]
 
-        target = lid_turned(V, 0.35)
+        target = lid_turned(V, 0.35, F)
         camera = V.mean(axis=0) + [0.0, -2.0, 1.0]  # in front of the laptop, above it
         view = visible_samples(target, F, camera, 3000, np.random.default_rng(6))
         status = _observation_event(h, observe, view)
@@ -141,7 +141,7 @@ def test_request_command_sends_a_scan_before_the_push(ros_context, tmp_path, cap
 
     V, F = _small_mesh()
     save_mesh(tmp_path / "laptop.ply", V, F)
-    target = lid_turned(V, 0.35)
+    target = lid_turned(V, 0.35, F)
     np.save(tmp_path / "view.npy", visible_samples(target, F, V.mean(axis=0) + [0.0, -2.0, 1.0], 3000,
                                                    np.random.default_rng(6)))
     out = tmp_path / "traj.npz"

@@ -30,11 +30,19 @@ def ten_thousand_vertex_laptop(path: Path, at_least: int = 10_000) -> tuple[np.n
     return np.asarray(V), np.asarray(F)
 
 
-def lid_turned(V: np.ndarray, angle: float) -> np.ndarray:
-    """(N, 3) the example laptop's vertices with its lid (those above 30% of the height) turned by
-    `angle` radians about the hinge (the x axis through the lid's lowest corner); same order."""
+def lid_turned(V: np.ndarray, angle: float, faces: np.ndarray | None = None) -> np.ndarray:
+    """(N, 3) the example laptop's vertices with its lid turned by `angle` radians about the hinge (the
+    x axis through the lid's lowest corner); same order. The lid: with faces, every connected piece
+    that reaches above 30% of the height, whole (a rigid lid, as a real laptop's); without, the
+    vertices above 30% of the height (the lid's lowest strip then stays behind: a bent lid)."""
     turned = np.array(V, dtype=np.float64, copy=True)
     lid = turned[:, 2] > turned[:, 2].min() + 0.3 * (turned[:, 2].max() - turned[:, 2].min())
+    if faces is not None:
+        from neurok_ros.geometry.rigid_pieces import vertex_pieces
+
+        pieces = vertex_pieces(faces, len(turned))
+        if (pieces >= 0).any():
+            lid = np.isin(pieces, np.unique(pieces[lid & (pieces >= 0)]))
     c, s = math.cos(angle), math.sin(angle)
     pivot = turned[lid].min(axis=0)
     local = turned[lid] - pivot

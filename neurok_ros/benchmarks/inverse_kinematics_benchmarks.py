@@ -24,7 +24,7 @@ def benchmark_inverse_kinematics(repeats: int = 3) -> tuple[list[Measurement], s
     source = folder / "laptop10k.ply"
     V, F = ten_thousand_vertex_laptop(source)
     turned = folder / "laptop10k_turned.ply"
-    save_mesh(turned, lid_turned(V, 0.3), F)
+    save_mesh(turned, lid_turned(V, 0.3, F), F)
     reports = {}
 
     def run(key: str, target: Path):

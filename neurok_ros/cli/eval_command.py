@@ -56,6 +56,11 @@ def register(subparsers) -> None:
     parser.add_argument("--ik-sample-sets", type=_positive_int, metavar="N",
                         help="seeded sets of decoded SOURCE samples the IK objective cycles through, a fresh set "
                              "at each evaluation; 1: one fixed set, the fit before 2026-11-29 (default: IKConfig's)")
+    parser.add_argument("--ik-rigidity-weight", type=float, metavar="W",
+                        help="IK weight of the rigid pieces' rigidity residual in the objective (default: IKConfig's)")
+    parser.add_argument("--no-rigid-pieces", action="store_true",
+                        help="fit a mesh of several connected pieces as one deforming surface, as before "
+                             "2026-12-01 (default: each piece moves rigidly)")
     parser.add_argument("--fits", type=_positive_int, default=1, metavar="K",
                         help="every NeuROK-type row predicts the vertex mean of K fits, each from its own encoding "
                              "samples and IK starts (default: 1, the single fit)")
@@ -113,6 +118,10 @@ def command_line(args) -> str:
         words += ["--ik-prior-weight", repr(args.ik_prior_weight)]
     if args.ik_sample_sets is not None:
         words += ["--ik-sample-sets", str(args.ik_sample_sets)]
+    if args.ik_rigidity_weight is not None:
+        words += ["--ik-rigidity-weight", repr(args.ik_rigidity_weight)]
+    if args.no_rigid_pieces:
+        words.append("--no-rigid-pieces")
     if args.no_pca_cache:
         words.append("--no-pca-cache")
     if args.random_heading:
@@ -149,6 +158,12 @@ def config_from_args(args, device: str):
         ik = replace(ik, prior_weight=args.ik_prior_weight)
     if args.ik_sample_sets is not None:
         ik = replace(ik, sample_sets=args.ik_sample_sets)
+    if args.ik_rigidity_weight is not None:
+        if not math.isfinite(args.ik_rigidity_weight) or args.ik_rigidity_weight < 0:
+            raise NeurokInputError(f"--ik-rigidity-weight must be a finite number >= 0, got {args.ik_rigidity_weight}")
+        ik = replace(ik, rigidity_weight=args.ik_rigidity_weight)
+    if args.no_rigid_pieces:  # the weight then means nothing: 0, as a file of before the pieces stores it
+        ik = replace(ik, rigid_pieces=False, rigidity_weight=0.0)
     cache = None if args.no_pca_cache else (args.pca_cache or DEFAULT_PCA_CACHE)
     return EvalConfig(data=args.data, split=args.split, split_file=args.split_file,
                       pairs_per_category=args.pairs_per_category, checkpoint=args.checkpoint,
@@ -201,6 +216,9 @@ def load_reuse(paths: list[str], config):
 # IKConfig.z_steps before 2026-11-30. A --json file of that time stores no "ik"; where its command
 # names no --ik-steps, its fits took this many steps in z.
 Z_STEPS_BEFORE_STORED_IK = 40
+# IKConfig fields added since "ik" was first stored, with the values that give the fit of before
+# (a stored "ik" without them was fitted so).
+IK_FIELDS_BEFORE = {"rigid_pieces": False, "rigidity_weight": 0.0}
 
 
 def stored_ik(data: dict, parsed, path: str):
@@ -214,13 +232,17 @@ def stored_ik(data: dict, parsed, path: str):
 
     if "ik" not in data:
         words = shlex.split(data["command"])
+        parsed = replace(parsed, **IK_FIELDS_BEFORE)
         return parsed if "--ik-steps" in words else replace(parsed, z_steps=Z_STEPS_BEFORE_STORED_IK)
     known = {f.name for f in fields(IKConfig)}
-    if not isinstance(data["ik"], dict) or set(data["ik"]) != known:
+    stored = data["ik"]
+    if isinstance(stored, dict) and set(stored) < known and known - set(stored) <= set(IK_FIELDS_BEFORE):
+        stored = {**{name: IK_FIELDS_BEFORE[name] for name in known - set(stored)}, **stored}
+    if not isinstance(stored, dict) or set(stored) != known:
         raise NeurokInputError(f"--reuse-records {path}: its \"ik\" settings are not this version's IKConfig "
                                f"fields")
     try:
-        return IKConfig(**data["ik"])
+        return IKConfig(**stored)
     except ValueError as exc:  # the field names match, so only IKConfig's own checks can fail
         raise NeurokInputError(f"--reuse-records {path}: its \"ik\" settings do not parse ({exc})") from exc
 

@@ -36,6 +36,9 @@ def register(subparsers) -> None:
     parser.add_argument("--out", help="write the fitted mesh here (ply, obj, stl, off, glb)")
     parser.add_argument("--png", help="also draw the scan over MESH and over the fitted shape here")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--no-rigid-pieces", action="store_true",
+                        help="fit a MESH of several connected pieces as one deforming surface (default: each "
+                             "piece, a part of an assembly, moves rigidly)")
     parser.add_argument("--seed", type=int, default=0)
     add_model_options(parser)
     parser.set_defaults(func=run)
@@ -62,7 +65,8 @@ def run(args) -> int:
     scan, dropped = load_points(args.scan, seed=args.seed)
     check_overlap(scan, V, args.scan)  # before the model loads
     model, _ = load_model_from_args(args)
-    fit = fit_scan(encode_mesh(model, V, F), V, F, scan, args.partial, args.points, args.seed, band, args.trim)
+    fit = fit_scan(encode_mesh(model, V, F), V, F, scan, args.partial, args.points, args.seed, band, args.trim,
+                   not args.no_rigid_pieces)
     seconds = time.perf_counter() - started
     if args.out:
         save_mesh(args.out, fit.vertices, F)

@@ -4,7 +4,8 @@ TARGET is SOURCE in another pose (same vertex count and order, used only for the
 sees area-uniform samples of TARGET's surface, as it would see a scan, never its vertices. With
 --camera it sees only the samples visible from that point (one depth image) and fits the one-sided
 Chamfer from them (IKConfig.partial). With --fits K it fits K times, each from its own encoding samples
-and starts, and reports the vertex mean (fit_ensemble) and the fits' spread.
+and starts, and reports the vertex mean (fit_ensemble) and the fits' spread. A SOURCE of several
+connected pieces is fitted as rigid pieces (IKConfig.rigid_pieces; --no-rigid-pieces: as one surface).
 """
 from __future__ import annotations
 
@@ -27,6 +28,9 @@ def register(subparsers) -> None:
     parser.add_argument("--fits", type=int, default=1, metavar="K",
                         help="fit K times (own encoding samples and starts each) and report the vertex mean; "
                              "'spread' is then the fits' mean RMS vertex distance from it (SOURCE-normalised)")
+    parser.add_argument("--no-rigid-pieces", action="store_true",
+                        help="fit a SOURCE of several connected pieces as one deforming surface (default: each "
+                             "piece, a part of an assembly, moves rigidly)")
     parser.add_argument("--seed", type=int, default=0)
     add_model_options(parser)
     parser.set_defaults(func=run)
@@ -40,6 +44,7 @@ def run(args) -> int:
     from neurok_ros.errors import NeurokInputError
     from neurok_ros.geometry.mesh_io import load_mesh, save_mesh
     from neurok_ros.geometry.metrics import metrics_in_frame
+    from neurok_ros.geometry.rigid_pieces import RigidPieces
     from neurok_ros.geometry.surface_sampling import sample_surface
     from neurok_ros.geometry.visibility import visible_samples
     from neurok_ros.kinematics.fit_ensemble import fit_ensemble
@@ -63,21 +68,25 @@ def run(args) -> int:
     else:
         observed = visible_samples(V_t, F_t, np.asarray(args.camera), args.target_points, rng)
     ensemble = fit_ensemble(model, V_s, F_s, observed, args.fits, EncodingConfig(),
-                            IKConfig(seed=args.seed, partial=args.camera is not None))
+                            IKConfig(seed=args.seed, partial=args.camera is not None,
+                                     rigid_pieces=not args.no_rigid_pieces))
     instance, fitted = ensemble.members[0][0], ensemble.vertices
     seconds = time.perf_counter() - started
     if args.out:
         save_mesh(args.out, fitted, F_s)
     scores = metrics_in_frame((fitted, F_s), (V_t, F_t), instance.transform, args.samples)
     spread = float(ensemble.spread.mean()) * instance.transform.scale if args.fits > 1 else None
+    pieces = RigidPieces.of_mesh(V_s, F_s) if not args.no_rigid_pieces else None
+    rigid = 0 if pieces is None else int(pieces.labels.max()) + 1
     summary = {**scores, "k": instance.k, "k_q": instance.k_q, "fits": args.fits, "spread": spread,
-               "seconds": round(seconds, 3)}
+               "rigid_pieces": rigid, "seconds": round(seconds, 3)}
     if args.json:
         print(json_line(summary))
     else:
         print(f"neurok ik: Chamfer-L1 {scores['chamfer_l1']:.5f}, Chamfer-L2 {scores['chamfer_l2']:.6f}, "
               f"IoU {scores['iou']:.4f}; k {instance.k}, k_q {instance.k_q}; "
               + (f"mean of {args.fits} fits (spread {spread:.5f}); " if args.fits > 1 else "")
+              + (f"{rigid} rigid pieces; " if rigid else "")
               + f"fit in {seconds:.2f} s"
               + (f"; wrote {args.out}" if args.out else ""))
     return 0

@@ -30,6 +30,7 @@ import torch
 from neurok_ros.errors import NeurokInputError
 from neurok_ros.evaluation.grid_field import RegularGrid, splat_inverse_distance, trilinear
 from neurok_ros.geometry.normalisation import NormalisingTransform
+from neurok_ros.geometry.rigid_pieces import RigidPieces, rigidity_residual
 from neurok_ros.geometry.surface_sampling import evaluate_samples, sample_surface
 from neurok_ros.kinematics.inverse_kinematics import IKConfig, adam_on_rows, chamfer_l2, sample_set_seeds
 
@@ -189,7 +190,9 @@ class PCAFitConfig:
     """Mirrors IKConfig: points: SOURCE samples; starts; steps of the batched stage at `rate`, then
     refine_steps on the best start at refine_rate; prior_weight: 1/2 w |c|^2; partial: one-sided
     Chamfer from the observed points (a partial observation); sample_sets: SOURCE sample sets, the next
-    at each objective evaluation (as in fit_pose); seed."""
+    at each objective evaluation (as in fit_pose); rigid_pieces, rigidity_weight: a multi-piece SOURCE
+    is fitted as rigid pieces (as in fit_pose: the pieces' rigidity residual in the objective, the
+    displaced vertices projected on each piece's best rigid motion); seed."""
 
     points: int = 512
     starts: int = 8
@@ -200,6 +203,8 @@ class PCAFitConfig:
     prior_weight: float = 1e-4
     partial: bool = False
     sample_sets: int = 1
+    rigid_pieces: bool = False
+    rigidity_weight: float = 0.0
     seed: int = 0
 
     @classmethod
@@ -207,7 +212,7 @@ class PCAFitConfig:
         """The same budget as NeuROK's IK: points, starts, steps, step sizes (in std units), prior weight;
         and the same objective (one-sided Chamfer for a partial observation)."""
         return cls(ik.points, ik.starts, ik.q_steps, ik.z_steps, ik.q_rate, ik.z_rate, ik.prior_weight, ik.partial,
-                   ik.sample_sets, ik.seed)
+                   ik.sample_sets, ik.rigid_pieces, ik.rigidity_weight, ik.seed)
 
 
 @dataclass
@@ -230,17 +235,22 @@ def fit_pca_pose(subspace: PCASubspace, vertices: np.ndarray, faces: np.ndarray,
     transform = NormalisingTransform.from_vertices(V)
     target = torch.as_tensor(transform.apply(np.asarray(target_points, dtype=np.float64)), dtype=torch.float32)
     fields = subspace.node_values()  # the mean and the scaled components on the grid
-    sets = []  # per sample set (samples (N, 3), field basis at them (d + 1, N, 3)), as in fit_pose
+    pieces = RigidPieces.of_mesh(V, faces) if config.rigid_pieces else None
+    sets = []  # per sample set (samples (N, 3), field basis at them (d + 1, N, 3), pieces), as in fit_pose
     for seed in sample_set_seeds(config.seed, config.sample_sets):
-        points = sample_surface(V, faces, config.points, np.random.default_rng(seed)).points
-        samples = torch.as_tensor(transform.apply(points), dtype=torch.float32)
-        sets.append((samples, trilinear(fields, samples, subspace.grid)))
+        drawn = sample_surface(V, faces, config.points, np.random.default_rng(seed))
+        samples = torch.as_tensor(transform.apply(drawn.points), dtype=torch.float32)
+        piece_of = None if pieces is None else pieces.sample_labels(faces, drawn.face_ids)
+        sets.append((samples, trilinear(fields, samples, subspace.grid), piece_of))
     sample_sets = itertools.cycle(sets)
 
     def objective(c: torch.Tensor) -> torch.Tensor:
-        samples, basis = next(sample_sets)
+        samples, basis, piece_of = next(sample_sets)
         moved = samples + basis[0] + torch.einsum("bd,dnc->bnc", c, basis[1:])
-        return chamfer_l2(moved, target, config.partial) + 0.5 * config.prior_weight * c.square().sum(1)
+        loss = chamfer_l2(moved, target, config.partial) + 0.5 * config.prior_weight * c.square().sum(1)
+        if piece_of is not None and config.rigidity_weight > 0:
+            loss = loss + config.rigidity_weight * rigidity_residual(samples, moved, piece_of)
+        return loss
 
     generator = torch.Generator().manual_seed(config.seed)
     starts = torch.randn(max(2, config.starts), subspace.dim, generator=generator)
@@ -255,5 +265,7 @@ def fit_pca_pose(subspace: PCASubspace, vertices: np.ndarray, faces: np.ndarray,
         normalised = torch.as_tensor(transform.apply(V), dtype=torch.float32)
         moved = normalised + trilinear(subspace.node_values(c), normalised, subspace.grid)[0]
     out = transform.invert(moved.double().numpy())
+    if pieces is not None:
+        out = pieces.project(V, out)
     return PCAFit(c[0].detach().numpy().astype(np.float64), out, float(loss[0]), start_losses.numpy(),
                   time.perf_counter() - started)

@@ -321,6 +321,10 @@ def render_markdown(config: EvalConfig, methods: list[Method], records: list[dic
               + (f" (a fresh set of them at each evaluation of the objective, cycling through {ik.sample_sets} "
                  f"seeded sets; the PCA baseline alike)" if ik.sample_sets > 1 else " (one fixed set)")
               + f", prior weight {ik.prior_weight:g}"
+              + (f"; a SOURCE mesh of several connected pieces is fitted as rigid pieces (the objective adds "
+                 f"{ik.rigidity_weight:g} times the pieces' rigidity residual, the mean squared distance of the "
+                 f"decoded samples from each piece's best rigid motion, and the prediction moves every piece by "
+                 f"its best rigid motion; the PCA baseline alike)" if ik.rigid_pieces else "")
               + (f"; then the rest check: the fit is kept only if its surface error (TARGET samples to the "
                  f"decoded mesh surface, plus fresh decoded samples to TARGET) is more than "
                  f"{100 * ik.rest_margin:g}% below that of SOURCE itself (q = 0), else q = 0 is returned"

@@ -16,13 +16,15 @@ import torch
 
 from neurok_ros.errors import NeurokInputError
 from neurok_ros.kinematics.instance import EncodingConfig, NeuROKInstance, encode_mesh
+from neurok_ros.geometry.rigid_pieces import RigidPieces
 from neurok_ros.kinematics.inverse_kinematics import IKConfig, IKResult, fit_pose
 
 
 @dataclass
 class EnsembleFit:
     """vertices: (n, 3) float64, the mean of the fits' decoded vertices, the input mesh's frame and
-    units; spread: (n,) float64, each vertex's RMS distance from that mean over the fits (same units);
+    units (with rigid pieces, IKConfig.rigid_pieces, projected on each piece's best rigid motion as every
+    fit is); spread: (n,) float64, each vertex's RMS distance from that mean over the fits (same units);
     members: (instance, IKResult) per fit; member_vertices: (K, n, 3) float64; medoid: index of the
     member with the least summed mean vertex distance to the others; seconds: encoding and fitting."""
 
@@ -48,9 +50,12 @@ def fit_ensemble(model: torch.nn.Module, vertices, faces, observed_points, fits:
         target = torch.as_tensor(instance.transform.apply(observed), dtype=instance.prior_mean.dtype)
         result = fit_pose(instance, target, replace(ik, seed=ik.seed + j))
         members.append((instance, result))
-        decoded.append(instance.decode(z=result.z))
+        decoded.append(result.vertices)
     stacked = np.stack(decoded)
     mean = stacked.mean(axis=0)
+    pieces = RigidPieces.of_mesh(members[0][0].vertices, members[0][0].faces) if ik.rigid_pieces and fits > 1 else None
+    if pieces is not None:  # the mean of rigid motions is not quite rigid: project it as each fit was
+        mean = pieces.project(members[0][0].vertices, mean)
     spread = np.sqrt(np.square(stacked - mean).sum(axis=2).mean(axis=0))
     distances = np.linalg.norm(stacked[:, None] - stacked[None], axis=3).mean(axis=2)
     return EnsembleFit(mean, spread, members, stacked, int(distances.sum(axis=1).argmin()),

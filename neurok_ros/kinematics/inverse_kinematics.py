@@ -28,6 +28,14 @@ When the subspace fit loses to the input pose although the observation differs f
 is more than 1.5 times what another sampling of SOURCE would score), the fit runs once more in the
 full latent space (A = I, full_space_fallback): a pose the subspace does not reach may still be in
 the model.
+
+Rigid pieces (rigid_pieces, geometry/rigid_pieces.py): a mesh made of several connected pieces is
+an assembly of rigid parts. The objective then adds rigidity_weight times the pieces' rigidity
+residual (how far the decoded samples are from moving each piece rigidly), and the fit's vertices
+are the decoded ones with every piece moved by its best rigid motion. A decoded pose leaks a little
+of each moving part's motion into the parts beside it; on a thin-walled box that bend alone costs
+more IoU than the lid's error (docs/model.md, "Rigid pieces"). A single-piece mesh (a scan, a soft
+body, a cloth) is fitted as before.
 """
 from __future__ import annotations
 
@@ -40,6 +48,7 @@ import igl
 import numpy as np
 import torch
 
+from neurok_ros.geometry.rigid_pieces import RigidPieces, rigidity_residual
 from neurok_ros.geometry.surface_sampling import evaluate_samples
 from neurok_ros.kinematics.active_subspace import whole_space
 from neurok_ros.kinematics.instance import NeuROKInstance
@@ -63,7 +72,9 @@ class IKConfig:
     out of the objective's observed-to-decoded term and of the rest check's observed-to-surface term
     (outliers: a gripper or a hand in the view; 0 keeps every point); sample_sets: the objective's
     decoded samples come from this many seeded sets of `points` source samples, the next set at
-    each evaluation (1: one fixed set, the fit before 2026-11-29)."""
+    each evaluation (1: one fixed set, the fit before 2026-11-29); rigid_pieces: a mesh of several
+    connected pieces is fitted as rigid pieces (module docstring), rigidity_weight times their
+    rigidity residual (normalised units squared, as the Chamfer term) joining the objective."""
 
     points: int = 1024
     starts: int = 8
@@ -79,6 +90,8 @@ class IKConfig:
     partial: bool = False
     trim: float = 0.0
     sample_sets: int = 16
+    rigid_pieces: bool = True  # False before 2026-12-01 (docs/model.md, "Rigid pieces")
+    rigidity_weight: float = 0.3  # chosen on 40 val pairs among 0.1, 0.3, 1 and 3 (docs/model.md)
     seed: int = 0
 
     def __post_init__(self):
@@ -86,6 +99,8 @@ class IKConfig:
             raise ValueError(f"IKConfig.trim must be in [0, 1), got {self.trim}")
         if self.sample_sets < 1:
             raise ValueError(f"IKConfig.sample_sets must be at least 1, got {self.sample_sets}")
+        if not (math.isfinite(self.rigidity_weight) and self.rigidity_weight >= 0.0):
+            raise ValueError(f"IKConfig.rigidity_weight must be a finite number >= 0, got {self.rigidity_weight}")
 
 
 def sample_set_seeds(seed: int, sets: int) -> list[int]:
@@ -100,13 +115,15 @@ class IKResult:
     subspace in the z refinement or the fallback); loss: its objective; start_losses (starts,) after
     the q stage; seconds: wall time of the fit; surface_errors: {"fit", "rest", "sampling_gap"} of the
     rest check (normalised units squared), and kept_rest: whether the input pose won it; full_space: whether
-    the returned fit came from the full-latent-space fallback."""
+    the returned fit came from the full-latent-space fallback; vertices: (n, 3) float64, the fitted
+    mesh in the input's frame, units and vertex order (z decoded, then its rigid pieces projected)."""
 
     q: torch.Tensor
     z: torch.Tensor
     loss: float
     start_losses: torch.Tensor
     seconds: float
+    vertices: np.ndarray
     surface_errors: dict | None = None
     kept_rest: bool = False
     full_space: bool = False
@@ -124,13 +141,14 @@ def trimmed_mean(values: torch.Tensor, trim: float) -> torch.Tensor:
     return torch.topk(values, kept_count(values.shape[-1], trim), dim=-1, largest=False).values.mean(-1)
 
 
-def surface_error(instance: NeuROKInstance, z: torch.Tensor, target: np.ndarray, samples,
+def surface_error(instance: NeuROKInstance, decoded: np.ndarray, target: np.ndarray, samples,
                   partial: bool = False, trim: float = 0.0) -> float:
     """Mean squared distance (normalised units^2) from the observed points (M, 3, normalised frame) to
-    the surface decoded at z (k,), the `trim` fraction farthest left out, plus (unless partial: the
-    observation shows part of the surface) that of the decoded surface samples (SurfaceSamples of the
-    input mesh, re-evaluated on the decoded vertices) to their nearest observed point."""
-    vertices = instance.transform.apply(instance.decode(z=z))
+    the decoded surface (vertices (n, 3) in the mesh frame, e.g. fitted_vertices), the `trim` fraction
+    farthest left out, plus (unless partial: the observation shows part of the surface) that of the
+    decoded surface samples (SurfaceSamples of the input mesh, re-evaluated on the decoded vertices)
+    to their nearest observed point."""
+    vertices = instance.transform.apply(decoded)
     faces = np.asarray(instance.faces, dtype=np.int64)
     to_surface = float(trimmed_mean(torch.as_tensor(igl.point_mesh_squared_distance(target, vertices, faces)[0]), trim))
     if partial:
@@ -215,6 +233,13 @@ def adam_on_rows(variable: torch.Tensor, objective, steps: int, rate: float,
     return best_value, best_loss
 
 
+def fitted_vertices(instance: NeuROKInstance, z: torch.Tensor, pieces: RigidPieces | None) -> np.ndarray:
+    """(n, 3) float64, input frame and units: z (k,) decoded, then (pieces given) each piece projected
+    on its best rigid motion from the input pose."""
+    decoded = instance.decode(z=z)
+    return decoded if pieces is None else pieces.project(instance.vertices, decoded)
+
+
 def start_latents(instance: NeuROKInstance, motions: torch.Tensor | None, count: int, seed: int,
                   objective) -> torch.Tensor:
     """(max(2, count), k) starting latents: the input pose z_rest first, then the best-scoring (by
@@ -248,15 +273,25 @@ def fit_pose(instance: NeuROKInstance, target_points: torch.Tensor, config: IKCo
     the observation in the mesh frame)."""
     started = time.perf_counter()
     target = torch.as_tensor(target_points, dtype=instance.prior_mean.dtype).to(instance.device)
+    pieces = RigidPieces.of_mesh(instance.vertices, instance.faces) if config.rigid_pieces else None
     with torch.no_grad():
-        caches = [instance.query_cache(instance.surface_samples(config.points, seed=s)[1])
-                  for s in sample_set_seeds(config.seed, config.sample_sets)]
-    sample_sets = itertools.cycle(caches)
+        drawn = [instance.surface_samples(config.points, seed=s)
+                 for s in sample_set_seeds(config.seed, config.sample_sets)]
+        caches = [instance.query_cache(points) for _, points in drawn]
+    labels = [None if pieces is None else pieces.sample_labels(instance.faces, samples.face_ids).to(instance.device)
+              for samples, _ in drawn]
+    sample_sets = itertools.cycle([(cache, points, piece_of)
+                                   for cache, (_, points), piece_of in zip(caches, drawn, labels)])
     w = config.prior_weight
 
     def objective(z: torch.Tensor) -> torch.Tensor:
         prior = 0.5 * w * (z - instance.prior_mean).square().sum(1)
-        return chamfer_l2(instance.positions(z, next(sample_sets)), target, config.partial, config.trim) + prior
+        cache, rest_points, piece_of = next(sample_sets)
+        moved = instance.positions(z, cache)
+        loss = chamfer_l2(moved, target, config.partial, config.trim) + prior
+        if piece_of is not None and config.rigidity_weight > 0:
+            loss = loss + config.rigidity_weight * rigidity_residual(rest_points, moved, piece_of)
+        return loss
 
     motions = instance.motion_offsets if config.bank_starts else None
     with torch.no_grad():
@@ -277,12 +312,14 @@ def fit_pose(instance: NeuROKInstance, target_points: torch.Tensor, config: IKCo
         return z[0].detach(), loss, start_losses
 
     z, loss, start_losses = fit_in(basis, config.z_steps)
+    vertices = fitted_vertices(instance, z, pieces)
     errors, kept_rest, full_space = None, False, False
     if config.rest_check:
         observed = target.double().cpu().numpy()
         fresh, _ = instance.surface_samples(4 * config.points, seed=config.seed + 1)
-        errors = {"fit": surface_error(instance, z, observed, fresh, config.partial, config.trim),
-                  "rest": surface_error(instance, instance.rest_latent, observed, fresh, config.partial, config.trim),
+        rest_vertices = fitted_vertices(instance, instance.rest_latent, pieces)
+        errors = {"fit": surface_error(instance, vertices, observed, fresh, config.partial, config.trim),
+                  "rest": surface_error(instance, rest_vertices, observed, fresh, config.partial, config.trim),
                   "sampling_gap": sampling_gap(instance, fresh, len(observed), config.seed + 2, config.trim)}
         if errors["rest"] <= errors["fit"] * (1.0 + config.rest_margin):
             # fit again in the whole space, unless SOURCE explains the observation as well as another
@@ -291,11 +328,12 @@ def fit_pose(instance: NeuROKInstance, target_points: torch.Tensor, config: IKCo
             if config.full_space_fallback and moved and instance.k_q < instance.k:
                 whole = whole_space(instance.k, instance.prior_mean.dtype, instance.device).basis
                 z_full, loss_full, _ = fit_in(whole, 0)
-                error_full = surface_error(instance, z_full, observed, fresh, config.partial, config.trim)
+                vertices_full = fitted_vertices(instance, z_full, pieces)
+                error_full = surface_error(instance, vertices_full, observed, fresh, config.partial, config.trim)
                 if errors["rest"] > error_full * (1.0 + config.rest_margin):
-                    z, loss, full_space, errors["fit"] = z_full, loss_full, True, error_full
+                    z, loss, full_space, errors["fit"], vertices = z_full, loss_full, True, error_full, vertices_full
             if not full_space:
-                z, kept_rest = instance.rest_latent.detach().clone(), True
+                z, kept_rest, vertices = instance.rest_latent.detach().clone(), True, rest_vertices
                 loss = objective(z[None]).detach()
     return IKResult(instance.coordinates(z), z, float(loss[0]), start_losses.detach().cpu(),
-                    time.perf_counter() - started, errors, kept_rest, full_space)
+                    time.perf_counter() - started, vertices, errors, kept_rest, full_space)

@@ -76,11 +76,13 @@ def surface_distances(points: np.ndarray, vertices: np.ndarray, faces: np.ndarra
 
 
 def fit_scan(instance, vertices: np.ndarray, faces: np.ndarray, scan: np.ndarray, partial: bool,
-             points: int = 2048, seed: int = 0, support_band: float = SUPPORT_BAND, trim: float = TRIM) -> ScanFit:
+             points: int = 2048, seed: int = 0, support_band: float = SUPPORT_BAND, trim: float = TRIM,
+             rigid_pieces: bool = True) -> ScanFit:
     """Fit `instance` (encoded from vertices (N, 3), faces (F, 3)) to scan (M, 3), mesh frame, z up;
     the fit sees at most `points` of the scan's object points (a seeded subset), after drop_support
     with a band of support_band bounding-box diagonals (0: none), and leaves the `trim` fraction of
-    them farthest from the decoded shape out of its objective (IKConfig.trim). Raises
+    them farthest from the decoded shape out of its objective (IKConfig.trim); a mesh of several
+    connected pieces is fitted as rigid pieces unless rigid_pieces is False (IKConfig.rigid_pieces). Raises
     NeurokInputError for a scan that does not overlap the mesh (check_overlap) or has fewer than
     MIN_POINTS object points."""
     import torch
@@ -99,8 +101,8 @@ def fit_scan(instance, vertices: np.ndarray, faces: np.ndarray, scan: np.ndarray
     rng = np.random.default_rng(seed)
     seen = scan if len(scan) <= points else scan[rng.choice(len(scan), points, replace=False)]
     result = fit_pose(instance, torch.as_tensor(instance.transform.apply(seen), dtype=torch.float32),
-                      IKConfig(seed=seed, partial=partial, trim=trim))
-    fitted = instance.decode(z=result.z)
+                      IKConfig(seed=seed, partial=partial, trim=trim, rigid_pieces=rigid_pieces))
+    fitted = result.vertices
     return ScanFit(fitted, result.q.detach().cpu().numpy(), result.z.detach().cpu().numpy(), not result.kept_rest,
                    result.full_space, surface_distances(scan, fitted, faces), surface_distances(scan, vertices, faces),
                    len(everything) - len(scan), result.seconds)

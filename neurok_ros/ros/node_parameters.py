@@ -112,6 +112,8 @@ SPECS = (
     ParameterSpec("observation_trim", "double", "fraction of an ~/observation cloud's object points farthest from the "
                   "fitted shape left out of the fit (a gripper in the view); a smaller moving part may go unseen",
                   0.0, 0.9),
+    ParameterSpec("observation_rigid_pieces", "bool", "fit a mesh of several connected pieces (an assembly) to an "
+                  "~/observation cloud as rigid pieces, each moved by its best rigid motion; false: as one surface"),
     # outputs
     ParameterSpec("playback_rate", "double", "RViz playback speed on ~/markers (1 = real time); 0: no playback",
                   0.0, 100.0),

@@ -81,7 +81,8 @@ class NeurokBackend:
         from neurok_ros.kinematics.scan_fit import fit_scan
 
         return fit_scan(instance, vertices, faces, points, settings.observation_partial, settings.observation_points,
-                        support_band=settings.observation_support_band, trim=settings.observation_trim)
+                        support_band=settings.observation_support_band, trim=settings.observation_trim,
+                        rigid_pieces=settings.observation_rigid_pieces)
 
     def warm_up(self, settings) -> float:
         """Encode a small sphere and simulate it for two frames; returns the seconds taken."""

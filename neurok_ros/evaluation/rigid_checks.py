@@ -26,6 +26,7 @@ from scipy.spatial.transform import Rotation
 from neurok_ros.data.deformable.kabsch_fit import fit_rotations
 from neurok_ros.data.instance_format import Instance
 from neurok_ros.dynamics.contact_conditions import ContactConditions
+from neurok_ros.geometry.rigid_pieces import vertex_areas
 from neurok_ros.kinematics.instance import encode_mesh
 from neurok_ros.simulation.predict import predict_motion
 from neurok_ros.simulation.settings import settings_from
@@ -66,15 +67,6 @@ def frame_nearest_angle(inst: Instance, angle: float) -> int:
 def part_size(vertices: np.ndarray) -> float:
     """Bounding-box diagonal of (n, 3) vertices, metres."""
     return float(np.linalg.norm(np.ptp(vertices, axis=0)))
-
-
-def area_weights(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
-    """Per-vertex share of the surface area (a third of each incident triangle), m^2."""
-    tri = vertices[faces]
-    area = 0.5 * np.linalg.norm(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]), axis=1)
-    weights = np.zeros(len(vertices))
-    np.add.at(weights, faces.ravel(), np.repeat(area / 3.0, 3))
-    return weights
 
 
 def rigid_lid_angles(points: np.ndarray, masses: np.ndarray, axis: np.ndarray, pivot: np.ndarray,
@@ -126,7 +118,7 @@ def lid_check(model, inst: Instance, name: str = "", open_angle: float = 1.1, du
     seconds = time.perf_counter() - started
     angles, residuals = part_motion(prediction.vertices.astype(np.float64), lid, axis)
     # rigid ideal: same mass per area as the simulation (total mass over the whole surface)
-    w = area_weights(V, F)
+    w = vertex_areas(V, F)
     masses = settings.mass * w / w.sum()
     joint_angle = float(inst.joint_values[pose][0])
     times = prediction.times

@@ -18,13 +18,20 @@ def rigid_alignment(moved: torch.Tensor, rest: torch.Tensor) -> tuple[torch.Tens
     moved_centre = moved.mean(dim=1, keepdim=True)
     rest_centre = rest.mean(dim=0)
     covariance = (moved - moved_centre).transpose(1, 2) @ (rest - rest_centre).to(moved.dtype)  # (B, 3, 3)
-    u, _, vh = torch.linalg.svd(covariance)
-    sign = torch.sign(torch.linalg.det(vh.transpose(1, 2) @ u.transpose(1, 2)))
-    flip = torch.ones(moved.shape[0], 3, dtype=moved.dtype, device=moved.device)
-    flip[:, 2] = torch.where(sign == 0, torch.ones_like(sign), sign)
-    rotation = vh.transpose(1, 2) @ torch.diag_embed(flip) @ u.transpose(1, 2)
+    rotation = rotation_from_covariance(covariance)
     translation = rest_centre - (rotation @ moved_centre.transpose(1, 2))[..., 0]
     return rotation, translation
+
+
+def rotation_from_covariance(covariance: torch.Tensor) -> torch.Tensor:
+    """The proper rotation R (..., 3, 3) minimising sum |R a_i - b_i|^2 for centred point sets with
+    covariance sum a_i b_i^T (..., 3, 3) (Kabsch: the SVD's rotation, its last axis flipped where that
+    would be a reflection)."""
+    u, _, vh = torch.linalg.svd(covariance)
+    sign = torch.sign(torch.linalg.det(vh.transpose(-1, -2) @ u.transpose(-1, -2)))
+    flip = torch.ones(*covariance.shape[:-1], dtype=covariance.dtype, device=covariance.device)
+    flip[..., 2] = torch.where(sign == 0, torch.ones_like(sign), sign)
+    return vh.transpose(-1, -2) @ torch.diag_embed(flip) @ u.transpose(-1, -2)
 
 
 def apply_rigid(rotation: torch.Tensor, translation: torch.Tensor, points: torch.Tensor) -> torch.Tensor:

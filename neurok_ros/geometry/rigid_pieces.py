@@ -19,6 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from neurok_ros.geometry.mesh_cleaning import face_double_areas
+from neurok_ros.geometry.rigid_alignment import rotation_from_covariance
+
 
 def vertex_pieces(faces, num_vertices: int) -> np.ndarray:
     """(n,) int64: the connected piece of each vertex (faces sharing a vertex are one piece), or -1
@@ -47,9 +50,8 @@ def vertex_pieces(faces, num_vertices: int) -> np.ndarray:
 def vertex_areas(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
     """(n,) float64: a third of the area of the faces around each vertex (mesh units squared)."""
     V, F = np.asarray(vertices, dtype=np.float64), np.asarray(faces, dtype=np.int64)
-    area = 0.5 * np.linalg.norm(np.cross(V[F[:, 1]] - V[F[:, 0]], V[F[:, 2]] - V[F[:, 0]]), axis=1)
     out = np.zeros(len(V))
-    np.add.at(out, F.ravel(), np.repeat(area / 3.0, 3))
+    np.add.at(out, F.ravel(), np.repeat(face_double_areas(V, F) / 6.0, 3))
     return out
 
 
@@ -72,10 +74,7 @@ def piece_motions(rest: torch.Tensor, moved: torch.Tensor, labels: torch.Tensor,
     x = moved - moved_centre[:, labels]                             # (B, N, 3)
     outer = w[None, :, None, None] * p[None, :, :, None] * x[:, :, None, :]   # (B, N, 3, 3)
     H = torch.zeros(B, pieces, 3, 3, dtype=moved.dtype, device=moved.device).index_add_(1, labels, outer)
-    U, _, Vh = torch.linalg.svd(H)
-    d = torch.sign(torch.linalg.det(Vh.transpose(-1, -2) @ U.transpose(-1, -2)))
-    D = torch.diag_embed(torch.stack([torch.ones_like(d), torch.ones_like(d), d], dim=-1))
-    R = Vh.transpose(-1, -2) @ D @ U.transpose(-1, -2)
+    R = rotation_from_covariance(H)
     t = moved_centre - (R @ rest_centre[None, :, :, None])[..., 0]
     return R, t
 
@@ -129,8 +128,8 @@ class RigidPieces:
         """(N,) int64 piece of each surface sample (by its face), -1 for the samples of pieces with
         fewer than `least` samples (too few for a rigid fit to tell anything)."""
         labels = self.labels[np.asarray(faces, dtype=np.int64)[np.asarray(face_ids, dtype=np.int64), 0]]
-        counts = np.bincount(np.maximum(labels, 0), minlength=1)
-        return torch.as_tensor(np.where((labels >= 0) & (counts[np.maximum(labels, 0)] >= least), labels, -1))
+        counts = np.bincount(labels[labels >= 0], minlength=int(self.labels.max()) + 1)
+        return torch.as_tensor(np.where((labels >= 0) & (counts[labels] >= least), labels, -1))
 
     def project(self, rest: np.ndarray, moved: np.ndarray) -> np.ndarray:
         """moved (n, 3) float64 with every piece moved rigidly from rest (n, 3) by its best motion (same frame)."""

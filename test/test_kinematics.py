@@ -9,6 +9,7 @@ import torch
 from neurok_ros.benchmarks.example_meshes import lid_turned
 from neurok_ros.cli import main as neurok_main
 from neurok_ros.geometry.mesh_io import load_mesh, save_mesh
+from neurok_ros.geometry.normalisation import NormalisingTransform
 from neurok_ros.geometry.surface_sampling import sample_surface
 from neurok_ros.geometry.visibility import visible_samples
 from neurok_ros.kinematics.active_subspace import Subspace, active_subspace, gaussian_draws
@@ -198,6 +199,41 @@ def test_rigid_pieces_keep_a_bending_lid_rigid():
     # the bend tips the lid's far edge back: its best rigid motion stands at about 0.75 rad, not 0.9
     best_rigid = lid_angle(pieces.project(toy.vertices, toy.decode(z=truth[0])))
     assert 0.6 < best_rigid < 0.85 and abs(lid_angle(held.vertices) - best_rigid) < 0.05
+
+
+class ShortLid(HingedLid):
+    """The hinged lid of a model that falls short: coordinate z[0] turns it by 0.6 tanh(z[0]) radians,
+    so no latent reaches an angle above 0.6. The toy's frame is the normalised one."""
+
+    transform = NormalisingTransform(centre=np.zeros(3), scale=1.0)
+
+    def shape(self, z, points):
+        return super().shape(torch.cat([0.6 * torch.tanh(z[:, :1]), z[:, 1:]], dim=1), points)
+
+
+def test_piece_registration_brings_the_lid_the_model_cannot_reach_onto_the_observation():
+    """The observed lid stands at 0.9 rad; the toy model reaches 0.6 at most. The fit alone stops there;
+    with piece registration (IKConfig.piece_steps) the lid, a group of its own, turns onto the
+    observation while the plate stays, and both keep their rest shapes."""
+    from dataclasses import replace
+
+    toy = ShortLid()
+    _, samples = toy.surface_samples(1500, seed=7)
+    observed = HingedLid().positions(torch.tensor([[0.9, 0.0]]), samples)[0]
+    config = IKConfig(points=600, starts=4, q_steps=120, z_steps=30, q_rate=0.05, z_rate=0.03, rest_check=False)
+
+    def lid_angle(vertices):
+        side = vertices[7] - vertices[4]
+        return float(np.arctan2(-side[1], side[2]))
+
+    alone = fit_pose(toy, observed, config)
+    registered = fit_pose(toy, observed, replace(config, piece_steps=20))
+    assert lid_angle(alone.vertices) < 0.61
+    assert abs(lid_angle(registered.vertices) - 0.9) < 0.05, lid_angle(registered.vertices)
+    np.testing.assert_allclose(registered.vertices[:4], toy.vertices[:4], atol=0.01)
+    lid = registered.vertices[4:]
+    np.testing.assert_allclose(np.linalg.norm(lid[:, None] - lid[None], axis=2),
+                               np.linalg.norm(toy.vertices[4:, None] - toy.vertices[None, 4:], axis=2), atol=1e-9)
 
 
 def test_ik_recovers_a_pose_from_part_of_the_surface():

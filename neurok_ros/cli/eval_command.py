@@ -58,6 +58,9 @@ def register(subparsers) -> None:
                              "at each evaluation; 1: one fixed set, the fit before 2026-11-29 (default: IKConfig's)")
     parser.add_argument("--ik-rigidity-weight", type=float, metavar="W",
                         help="IK weight of the rigid pieces' rigidity residual in the objective (default: IKConfig's)")
+    parser.add_argument("--ik-piece-steps", type=int, metavar="N",
+                        help="ICP steps that register each group of rigid pieces on the observation after the "
+                             "fit; 0: none (default: IKConfig's)")
     parser.add_argument("--no-rigid-pieces", action="store_true",
                         help="fit a mesh of several connected pieces as one deforming surface, as before "
                              "2026-12-01 (default: each piece moves rigidly)")
@@ -120,6 +123,8 @@ def command_line(args) -> str:
         words += ["--ik-sample-sets", str(args.ik_sample_sets)]
     if args.ik_rigidity_weight is not None:
         words += ["--ik-rigidity-weight", repr(args.ik_rigidity_weight)]
+    if args.ik_piece_steps is not None:
+        words += ["--ik-piece-steps", str(args.ik_piece_steps)]
     if args.no_rigid_pieces:
         words.append("--no-rigid-pieces")
     if args.no_pca_cache:
@@ -162,6 +167,10 @@ def config_from_args(args, device: str):
         if not math.isfinite(args.ik_rigidity_weight) or args.ik_rigidity_weight < 0:
             raise NeurokInputError(f"--ik-rigidity-weight must be a finite number >= 0, got {args.ik_rigidity_weight}")
         ik = replace(ik, rigidity_weight=args.ik_rigidity_weight)
+    if args.ik_piece_steps is not None:
+        if args.ik_piece_steps < 0:
+            raise NeurokInputError(f"--ik-piece-steps must be >= 0, got {args.ik_piece_steps}")
+        ik = replace(ik, piece_steps=args.ik_piece_steps)
     if args.no_rigid_pieces:  # the weight then means nothing: 0, as a file of before the pieces stores it
         ik = replace(ik, rigid_pieces=False, rigidity_weight=0.0)
     cache = None if args.no_pca_cache else (args.pca_cache or DEFAULT_PCA_CACHE)
@@ -218,7 +227,7 @@ def load_reuse(paths: list[str], config):
 Z_STEPS_BEFORE_STORED_IK = 40
 # IKConfig fields added since "ik" was first stored, with the values that give the fit of before
 # (a stored "ik" without them was fitted so).
-IK_FIELDS_BEFORE = {"rigid_pieces": False, "rigidity_weight": 0.0}
+IK_FIELDS_BEFORE = {"rigid_pieces": False, "rigidity_weight": 0.0, "piece_steps": 0, "piece_tolerance": 0.01}
 
 
 def stored_ik(data: dict, parsed, path: str):

@@ -33,6 +33,7 @@ from neurok_ros.geometry.normalisation import NormalisingTransform
 from neurok_ros.geometry.rigid_pieces import RigidPieces, rigidity_residual
 from neurok_ros.geometry.surface_sampling import evaluate_samples, sample_surface
 from neurok_ros.kinematics.inverse_kinematics import IKConfig, adam_on_rows, chamfer_l2, sample_set_seeds
+from neurok_ros.kinematics.piece_registration import register_pieces
 
 CACHE_FORMAT = "neurok-pca-subspace-1"
 
@@ -192,7 +193,8 @@ class PCAFitConfig:
     Chamfer from the observed points (a partial observation); sample_sets: SOURCE sample sets, the next
     at each objective evaluation (as in fit_pose); rigid_pieces, rigidity_weight: a multi-piece SOURCE
     is fitted as rigid pieces (as in fit_pose: the pieces' rigidity residual in the objective, the
-    displaced vertices projected on each piece's best rigid motion); seed."""
+    displaced vertices projected on each piece's best rigid motion); piece_steps, piece_tolerance:
+    then each group of pieces registered on the observation (as in fit_pose); seed."""
 
     points: int = 512
     starts: int = 8
@@ -205,6 +207,8 @@ class PCAFitConfig:
     sample_sets: int = 1
     rigid_pieces: bool = False
     rigidity_weight: float = 0.0
+    piece_steps: int = 0
+    piece_tolerance: float = 0.01
     seed: int = 0
 
     @classmethod
@@ -212,7 +216,8 @@ class PCAFitConfig:
         """The same budget as NeuROK's IK: points, starts, steps, step sizes (in std units), prior weight;
         and the same objective (one-sided Chamfer for a partial observation)."""
         return cls(ik.points, ik.starts, ik.q_steps, ik.z_steps, ik.q_rate, ik.z_rate, ik.prior_weight, ik.partial,
-                   ik.sample_sets, ik.rigid_pieces, ik.rigidity_weight, ik.seed)
+                   ik.sample_sets, ik.rigid_pieces, ik.rigidity_weight, ik.piece_steps,
+                   ik.piece_tolerance, ik.seed)
 
 
 @dataclass
@@ -267,5 +272,11 @@ def fit_pca_pose(subspace: PCASubspace, vertices: np.ndarray, faces: np.ndarray,
     out = transform.invert(moved.double().numpy())
     if pieces is not None:
         out = pieces.project(V, out)
+        if config.piece_steps > 0:
+            samples, fresh = (sample_surface(V, faces, 4 * config.points, np.random.default_rng(config.seed + s))
+                              for s in (4, 3))
+            registered = register_pieces(transform.apply(V), transform.apply(out), faces, pieces, samples, target,
+                                         config, fresh)
+            out = transform.invert(registered)
     return PCAFit(c[0].detach().numpy().astype(np.float64), out, float(loss[0]), start_losses.numpy(),
                   time.perf_counter() - started)

@@ -325,6 +325,11 @@ def render_markdown(config: EvalConfig, methods: list[Method], records: list[dic
                  f"{ik.rigidity_weight:g} times the pieces' rigidity residual, the mean squared distance of the "
                  f"decoded samples from each piece's best rigid motion, and the prediction moves every piece by "
                  f"its best rigid motion; the PCA baseline alike)" if ik.rigid_pieces else "")
+              + (f"; then piece registration: the groups of pieces the fit moves alike (within "
+                 f"{ik.piece_tolerance:g} RMS) each take the rigid motion that best matches the TARGET samples "
+                 f"({ik.piece_steps} steps of symmetric ICP from {4 * ik.points} samples of the fit), kept when "
+                 f"that lowers the surface error below the fit's (the PCA baseline alike)"
+                 if ik.rigid_pieces and ik.piece_steps > 0 else "")
               + (f"; then the rest check: the fit is kept only if its surface error (TARGET samples to the "
                  f"decoded mesh surface, plus fresh decoded samples to TARGET) is more than "
                  f"{100 * ik.rest_margin:g}% below that of SOURCE itself (q = 0), else q = 0 is returned"

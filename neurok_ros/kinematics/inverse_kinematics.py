@@ -36,6 +36,12 @@ are the decoded ones with every piece moved by its best rigid motion. A decoded 
 of each moving part's motion into the parts beside it; on a thin-walled box that bend alone costs
 more IoU than the lid's error (docs/model.md, "Rigid pieces"). A single-piece mesh (a scan, a soft
 body, a cloth) is fitted as before.
+
+Piece registration (piece_steps > 0; off by default, measured in docs/model.md, "Piece
+registration"): after the fit, the groups of pieces the fit moves alike are each moved by the rigid
+motion that best matches the observed points (kinematics/piece_registration.py), and that is kept
+when it lowers the surface error. The decoder's pose error (a lid a few degrees short) is then the
+observation's to correct, not the model's.
 """
 from __future__ import annotations
 
@@ -74,7 +80,10 @@ class IKConfig:
     decoded samples come from this many seeded sets of `points` source samples, the next set at
     each evaluation (1: one fixed set, the fit before 2026-11-29); rigid_pieces: a mesh of several
     connected pieces is fitted as rigid pieces (module docstring), rigidity_weight times their
-    rigidity residual (normalised units squared, as the Chamfer term) joining the objective."""
+    rigidity residual (normalised units squared, as the Chamfer term) joining the objective;
+    piece_steps, piece_tolerance: ICP steps of the piece registration after the fit (0: none), and
+    how far apart (normalised units, RMS) two pieces' fitted motions may move them and still be
+    registered as one group."""
 
     points: int = 1024
     starts: int = 8
@@ -92,6 +101,8 @@ class IKConfig:
     sample_sets: int = 16
     rigid_pieces: bool = True  # False before 2026-12-01 (docs/model.md, "Rigid pieces")
     rigidity_weight: float = 0.3  # chosen on 40 val pairs among 0.1, 0.3, 1 and 3 (docs/model.md)
+    piece_steps: int = 0
+    piece_tolerance: float = 0.01
     seed: int = 0
 
     def __post_init__(self):
@@ -99,6 +110,9 @@ class IKConfig:
             raise ValueError(f"IKConfig.trim must be in [0, 1), got {self.trim}")
         if self.sample_sets < 1:
             raise ValueError(f"IKConfig.sample_sets must be at least 1, got {self.sample_sets}")
+        if self.piece_steps < 0 or not (math.isfinite(self.piece_tolerance) and self.piece_tolerance >= 0.0):
+            raise ValueError(f"IKConfig.piece_steps and piece_tolerance must be >= 0, got {self.piece_steps}, "
+                             f"{self.piece_tolerance}")
         if not (math.isfinite(self.rigidity_weight) and self.rigidity_weight >= 0.0):
             raise ValueError(f"IKConfig.rigidity_weight must be a finite number >= 0, got {self.rigidity_weight}")
 
@@ -148,8 +162,14 @@ def surface_error(instance: NeuROKInstance, decoded: np.ndarray, target: np.ndar
     farthest left out, plus (unless partial: the observation shows part of the surface) that of the
     decoded surface samples (SurfaceSamples of the input mesh, re-evaluated on the decoded vertices)
     to their nearest observed point."""
-    vertices = instance.transform.apply(decoded)
-    faces = np.asarray(instance.faces, dtype=np.int64)
+    return normalised_surface_error(instance.transform.apply(decoded), instance.faces, target, samples, partial, trim)
+
+
+def normalised_surface_error(vertices: np.ndarray, faces: np.ndarray, target: np.ndarray, samples,
+                             partial: bool = False, trim: float = 0.0) -> float:
+    """surface_error of vertices (n, 3) already in the normalised frame (faces (m, 3))."""
+    faces = np.asarray(faces, dtype=np.int64)
+    vertices = np.asarray(vertices, dtype=np.float64)
     to_surface = float(trimmed_mean(torch.as_tensor(igl.point_mesh_squared_distance(target, vertices, faces)[0]), trim))
     if partial:
         return to_surface
@@ -233,11 +253,16 @@ def adam_on_rows(variable: torch.Tensor, objective, steps: int, rate: float,
     return best_value, best_loss
 
 
-def fitted_vertices(instance: NeuROKInstance, z: torch.Tensor, pieces: RigidPieces | None) -> np.ndarray:
+def fitted_vertices(instance: NeuROKInstance, z: torch.Tensor, pieces: RigidPieces | None,
+                    registration=None) -> np.ndarray:
     """(n, 3) float64, input frame and units: z (k,) decoded, then (pieces given) each piece projected
-    on its best rigid motion from the input pose."""
+    on its best rigid motion from the input pose, then (registration given: fitted vertices (n, 3) ->
+    registered ones, piece_registrar) the pieces registered on the observation."""
     decoded = instance.decode(z=z)
-    return decoded if pieces is None else pieces.project(instance.vertices, decoded)
+    if pieces is None:
+        return decoded
+    projected = pieces.project(instance.vertices, decoded)
+    return projected if registration is None else registration(projected)
 
 
 def start_latents(instance: NeuROKInstance, motions: torch.Tensor | None, count: int, seed: int,
@@ -266,6 +291,22 @@ def span_with(basis: torch.Tensor, directions: torch.Tensor) -> torch.Tensor:
     U, s, _ = torch.linalg.svd(rest, full_matrices=False)
     keep = s > 1e-6 * float(given.norm())  # directions basis already spans add nothing
     return torch.cat([B, U[:, keep]], dim=1).to(basis.dtype)
+
+
+def piece_registrar(instance: NeuROKInstance, pieces: RigidPieces, target: torch.Tensor, config: IKConfig):
+    """The registration fitted_vertices applies for `config`: fitted vertices (n, 3, input frame) ->
+    the same with every group of pieces registered on target (M, 3, normalised frame;
+    piece_registration.register_pieces from 4 * points samples, judged on as many fresh ones)."""
+    from neurok_ros.kinematics.piece_registration import register_pieces
+
+    samples, _ = instance.surface_samples(4 * config.points, seed=config.seed + 4)
+    fresh, _ = instance.surface_samples(4 * config.points, seed=config.seed + 3)
+    rest = instance.transform.apply(instance.vertices)
+
+    def register(vertices: np.ndarray) -> np.ndarray:
+        return instance.transform.invert(register_pieces(
+            rest, instance.transform.apply(vertices), instance.faces, pieces, samples, target.cpu(), config, fresh))
+    return register
 
 
 def fit_pose(instance: NeuROKInstance, target_points: torch.Tensor, config: IKConfig = IKConfig()) -> IKResult:
@@ -297,6 +338,9 @@ def fit_pose(instance: NeuROKInstance, target_points: torch.Tensor, config: IKCo
     with torch.no_grad():
         start_offsets = start_latents(instance, motions, config.starts, config.seed, objective) - instance.rest_latent
     basis = instance.subspace.basis if motions is None else span_with(instance.subspace.basis, motions)
+    registration = None
+    if pieces is not None and config.piece_steps > 0:
+        registration = piece_registrar(instance, pieces, target, config)
 
     def fit_in(basis: torch.Tensor, z_steps: int):
         """Adam from every start in z = z_rest + basis q, then z_steps in z: (z (k,), loss (1,), start losses)."""
@@ -312,7 +356,7 @@ def fit_pose(instance: NeuROKInstance, target_points: torch.Tensor, config: IKCo
         return z[0].detach(), loss, start_losses
 
     z, loss, start_losses = fit_in(basis, config.z_steps)
-    vertices = fitted_vertices(instance, z, pieces)
+    vertices = fitted_vertices(instance, z, pieces, registration)
     errors, kept_rest, full_space = None, False, False
     if config.rest_check:
         observed = target.double().cpu().numpy()
@@ -328,7 +372,7 @@ def fit_pose(instance: NeuROKInstance, target_points: torch.Tensor, config: IKCo
             if config.full_space_fallback and moved and instance.k_q < instance.k:
                 whole = whole_space(instance.k, instance.prior_mean.dtype, instance.device).basis
                 z_full, loss_full, _ = fit_in(whole, 0)
-                vertices_full = fitted_vertices(instance, z_full, pieces)
+                vertices_full = fitted_vertices(instance, z_full, pieces, registration)
                 error_full = surface_error(instance, vertices_full, observed, fresh, config.partial, config.trim)
                 if errors["rest"] > error_full * (1.0 + config.rest_margin):
                     z, loss, full_space, errors["fit"], vertices = z_full, loss_full, True, error_full, vertices_full

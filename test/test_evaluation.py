@@ -91,6 +91,28 @@ def test_pca_fit_recovers_a_known_coefficient_vector():
     np.testing.assert_allclose(subspace.coefficients_of(np.zeros(grid.num_nodes * 3)), 0.0, atol=1e-12)
 
 
+def test_pca_fit_registers_the_pieces_its_field_cannot_move_apart():
+    """Two boxes, of which only the upper one moves (up) in the observation: the field's stretch
+    along z moves the two boxes apart but not by a translation of the upper one alone, so the fit
+    leaves an error on both; with piece registration (piece_steps, as in fit_pose) each box, a group
+    of its own since the fit moves them differently, is moved onto its own points."""
+    grid = RegularGrid(8, -0.6, 0.6)
+    subspace = synthetic_subspace(grid)
+    lower, lower_faces = box([0.5, 0.3, 0.2], center=[0.0, 0.0, 0.1], max_edge=0.05)
+    upper, upper_faces = box([0.5, 0.3, 0.1], center=[0.0, 0.0, 0.3], max_edge=0.05)
+    V = np.concatenate([lower, upper])
+    F = np.concatenate([lower_faces, upper_faces + len(lower)])
+    true = V.copy()
+    true[len(lower):, 2] += 0.06
+    target = target_samples(true, F, seed=0, count=2048)
+    config = PCAFitConfig(starts=2, steps=60, refine_steps=30, rigid_pieces=True, rigidity_weight=0.3)
+    alone = fit_pca_pose(subspace, V, F, target, config)
+    registered = fit_pca_pose(subspace, V, F, target, replace(config, piece_steps=20))
+    error_alone = np.linalg.norm(alone.vertices - true, axis=1).mean()
+    error = np.linalg.norm(registered.vertices - true, axis=1).mean()
+    assert error < 0.3 * error_alone, (error_alone, error)
+
+
 def test_pose_pair_selection_is_deterministic_and_distinct():
     files = [f"{c}_{i:04d}.npz" for c in ("laptop", "cloth_wind", "door") for i in range(7)]
     chosen = select_files(files, 3, seed=4)

@@ -2,14 +2,11 @@
 import sys
 from pathlib import Path
 
-from dataclasses import replace
-
 import numpy as np
 import torch
 
 from neurok_ros.geometry.rigid_pieces import RigidPieces
 from neurok_ros.geometry.surface_sampling import evaluate_samples, sample_surface
-from neurok_ros.kinematics.inverse_kinematics import IKConfig
 from neurok_ros.kinematics.piece_registration import motion_groups, register_pieces, symmetric_icp
 sys.path.insert(0, str(Path(__file__).parent))
 from test_rigid_pieces import _box  # noqa: E402
@@ -67,8 +64,7 @@ def test_register_pieces_brings_a_lid_the_fit_left_short_onto_the_observation():
     fitted[16:] = _turned_about_x(V[16:], 0.25, pivot)      # the fit's lid 0.1 rad short
     target = torch.as_tensor(sample_surface(true, F, 4096, np.random.default_rng(0)).points)
     samples = sample_surface(V, F, 4096, np.random.default_rng(10))
-    config = IKConfig(piece_steps=20, piece_tolerance=0.01)
-    registered = register_pieces(V, fitted, F, pieces, samples, target, config)
+    registered = register_pieces(V, fitted, F, pieces, samples, target, steps=20, tolerance=0.01)
     before = np.linalg.norm(fitted - true, axis=1).mean()
     after = np.linalg.norm(registered - true, axis=1).mean()
     assert after < 0.3 * before, (before, after)
@@ -77,11 +73,11 @@ def test_register_pieces_brings_a_lid_the_fit_left_short_onto_the_observation():
     lid = registered[16:]
     np.testing.assert_allclose(np.linalg.norm(lid[:, None] - lid[None], axis=2),
                                np.linalg.norm(V[16:, None] - V[None, 16:], axis=2), atol=1e-9)
-    assert np.array_equal(register_pieces(V, fitted, F, pieces, samples, target, replace(config, piece_steps=0)),
+    assert np.array_equal(register_pieces(V, fitted, F, pieces, samples, target, steps=0, tolerance=0.01),
                           fitted)
     # judged on fresh samples: kept when it fits better, and a fit that is already exact stays as it is
     fresh = sample_surface(V, F, 4096, np.random.default_rng(99))
-    judged = register_pieces(V, fitted, F, pieces, samples, target, config, fresh)
+    judged = register_pieces(V, fitted, F, pieces, samples, target, steps=20, tolerance=0.01, fresh=fresh)
     np.testing.assert_array_equal(judged, registered)
-    exact = register_pieces(V, true, F, pieces, samples, target, config, fresh)
+    exact = register_pieces(V, true, F, pieces, samples, target, steps=20, tolerance=0.01, fresh=fresh)
     assert np.linalg.norm(exact - true, axis=1).mean() <= 0.002

@@ -276,7 +276,7 @@ def fit_pca_pose(subspace: PCASubspace, vertices: np.ndarray, faces: np.ndarray,
             samples, fresh = (sample_surface(V, faces, 4 * config.points, np.random.default_rng(config.seed + s))
                               for s in (4, 3))
             registered = register_pieces(transform.apply(V), transform.apply(out), faces, pieces, samples, target,
-                                         config, fresh)
+                                         config.piece_steps, config.piece_tolerance, config.partial, fresh=fresh)
             out = transform.invert(registered)
     return PCAFit(c[0].detach().numpy().astype(np.float64), out, float(loss[0]), start_losses.numpy(),
                   time.perf_counter() - started)

@@ -305,7 +305,8 @@ def piece_registrar(instance: NeuROKInstance, pieces: RigidPieces, target: torch
 
     def register(vertices: np.ndarray) -> np.ndarray:
         return instance.transform.invert(register_pieces(
-            rest, instance.transform.apply(vertices), instance.faces, pieces, samples, target.cpu(), config, fresh))
+            rest, instance.transform.apply(vertices), instance.faces, pieces, samples, target.cpu(),
+            config.piece_steps, config.piece_tolerance, config.partial, config.trim, fresh))
     return register
 
 

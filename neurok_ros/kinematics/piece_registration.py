@@ -3,8 +3,7 @@
 A decoded pose brings each part near where the observation shows it, and the rigid projection
 (geometry/rigid_pieces.py) makes every part rigid. What is left is the decoder's own error: a lid a
 few degrees short, a drawer a few millimetres in. Registration starts from the fitted vertices and
-gives each piece a small rigid motion (a rotation about the piece's centre and a translation, six
-numbers per piece), fitted by symmetric ICP: every surface sample of the fitted mesh is paired
+gives each piece a rigid motion, fitted by symmetric ICP: every surface sample of the fitted mesh is paired
 with its nearest observed point and every observed point with its nearest sample, the fit's own
 symmetric Chamfer objective, so a piece cannot take points that another piece explains; each
 step gives every piece the least-squares rigid motion of its pairs. No decoder runs; it takes a
@@ -16,7 +15,7 @@ are first grouped by the fit's motion (motion_groups): pieces the fit moves alik
 tolerance) move as one rigid body, and each group gets one motion.
 
     vertices = register_pieces(rest, fitted, faces, RigidPieces.of_mesh(rest, faces), samples, target,
-                               IKConfig(piece_steps=20), fresh=other_samples)
+                               steps=20, tolerance=0.01, fresh=other_samples)
 """
 from __future__ import annotations
 
@@ -59,6 +58,13 @@ def motion_groups(rest: torch.Tensor, moved: torch.Tensor, labels: torch.Tensor,
     return np.unique(roots, return_inverse=True)[1].astype(np.int64)
 
 
+def moved_groups(points: torch.Tensor, groups: torch.Tensor, R: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    """(N, 3): points (N, 3) of groups (N,) in [0, G) moved by their group's R (G, 3, 3), t (G, 3);
+    points of group -1 stay where they are."""
+    index = groups.clamp_min(0)
+    return torch.where((groups >= 0)[:, None], (R[index] @ points[:, :, None])[..., 0] + t[index], points)
+
+
 def symmetric_icp(points: torch.Tensor, groups: torch.Tensor, count: int, target: torch.Tensor,
                   iterations: int, partial: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """Rigid motions (count, 3, 3), (count, 3) of the point groups that bring points (N, 3) (groups
@@ -70,12 +76,10 @@ def symmetric_icp(points: torch.Tensor, groups: torch.Tensor, count: int, target
 
     R = torch.eye(3, dtype=points.dtype).repeat(count, 1, 1)
     t = torch.zeros(count, 3, dtype=points.dtype)
-    held = groups >= 0
-    index = groups.clamp_min(0)
     observed = target.numpy()
     tree = cKDTree(observed)
     for _ in range(iterations):
-        moved = torch.where(held[:, None], (R[index] @ points[:, :, None])[..., 0] + t[index], points)
+        moved = moved_groups(points, groups, R, t)
         to_points = torch.as_tensor(cKDTree(moved.numpy()).query(observed)[1])
         source, destination = [moved[to_points]], [target]
         labels, weights = [groups[to_points]], [torch.full((len(target),), 0.5 / len(target), dtype=points.dtype)]
@@ -93,35 +97,35 @@ def symmetric_icp(points: torch.Tensor, groups: torch.Tensor, count: int, target
 
 
 def register_pieces(rest: np.ndarray, vertices: np.ndarray, faces: np.ndarray, pieces, samples,
-                    target: torch.Tensor, config, fresh=None) -> np.ndarray:
+                    target: torch.Tensor, steps: int, tolerance: float, partial: bool = False,
+                    trim: float = 0.0, fresh=None) -> np.ndarray:
     """(n, 3) float64: vertices (n, 3, normalised frame; the fit of the input pose rest (n, 3)) with
-    every group of pieces (pieces: RigidPieces; motion_groups with config.piece_tolerance, normalised
-    units) moved by the rigid motion that brings it onto the observed points target (M, 3, normalised
-    frame): config.piece_steps steps of symmetric_icp (one-sided with config.partial) from the
-    samples (SurfaceSamples of the input mesh) on the fitted surface (config: IKConfig or
-    PCAFitConfig). With fresh (SurfaceSamples of the input mesh), the registered vertices are
-    returned only when their normalised_surface_error is below the fit's: a fit already as good as
-    the sampling lets the objective tell stays as it is."""
+    every group of pieces (pieces: RigidPieces; motion_groups with `tolerance`, normalised units)
+    moved by the rigid motion that brings it onto the observed points target (M, 3, normalised
+    frame): `steps` steps of symmetric_icp (one-sided when partial) from the samples (SurfaceSamples
+    of the input mesh) on the fitted surface. With fresh (SurfaceSamples of the input mesh), the
+    registered vertices are returned only when their normalised_surface_error (partial, trim) is
+    below the fit's: a fit already as good as the sampling lets the objective tell stays as it is."""
     from neurok_ros.kinematics.inverse_kinematics import normalised_surface_error
 
     V = torch.as_tensor(np.asarray(vertices, dtype=np.float64))
-    if config.piece_steps <= 0:
+    if steps <= 0:
         return V.numpy()
-    labels = pieces.labels
-    group = motion_groups(torch.as_tensor(np.asarray(rest, dtype=np.float64)), V, torch.as_tensor(labels),
-                          torch.as_tensor(pieces.areas), config.piece_tolerance)
-    grouped = torch.as_tensor(np.where(labels >= 0, group[np.maximum(labels, 0)], -1))
+    group = motion_groups(torch.as_tensor(np.asarray(rest, dtype=np.float64)), V, torch.as_tensor(pieces.labels),
+                          torch.as_tensor(pieces.areas), tolerance)
+    group = torch.as_tensor(group)
+
+    def grouped(labels: np.ndarray) -> torch.Tensor:  # piece labels (or -1) -> group labels (or -1)
+        labels = torch.as_tensor(labels)
+        return torch.where(labels >= 0, group[labels.clamp_min(0)], -1)
+
     F = np.asarray(faces, dtype=np.int64)
     points = torch.as_tensor(evaluate_samples(V.numpy(), F, samples.face_ids, samples.barycentric))
-    point_groups = torch.as_tensor(pieces.sample_labels(F, samples.face_ids).numpy())
-    point_groups = torch.where(point_groups >= 0, grouped.clamp_min(0)[torch.as_tensor(F[samples.face_ids, 0])],
-                               point_groups)
-    count = int(group.max()) + 1
-    R, t = symmetric_icp(points, point_groups, count, target.double(), config.piece_steps, config.partial)
-    index = grouped.clamp_min(0)
-    moved = torch.where((grouped >= 0)[:, None], (R[index] @ V[:, :, None])[..., 0] + t[index], V).numpy()
+    R, t = symmetric_icp(points, grouped(pieces.sample_labels(F, samples.face_ids).numpy()), int(group.max()) + 1,
+                         target.double(), steps, partial)
+    moved = moved_groups(V, grouped(pieces.labels), R, t).numpy()
     if fresh is None:
         return moved
     observed = target.double().numpy()
-    errors = [normalised_surface_error(v, F, observed, fresh, config.partial, config.trim) for v in (V.numpy(), moved)]
+    errors = [normalised_surface_error(v, F, observed, fresh, partial, trim) for v in (V.numpy(), moved)]
     return moved if errors[1] < errors[0] else V.numpy()

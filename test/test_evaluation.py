@@ -355,9 +355,9 @@ def test_reused_records_keep_the_ik_settings_they_were_fitted_with():
     default = IKConfig()
     command = "neurok eval --data D --out O"
     # written before the files stored "ik": the command's settings, with the z steps of that time's
-    # default and without rigid pieces
-    assert default.z_steps != Z_STEPS_BEFORE_STORED_IK and default.rigid_pieces
-    before = replace(default, z_steps=Z_STEPS_BEFORE_STORED_IK, rigid_pieces=False, rigidity_weight=0.0)
+    # default, without rigid pieces and without piece registration
+    assert default.z_steps != Z_STEPS_BEFORE_STORED_IK and default.rigid_pieces and default.piece_steps > 0
+    before = replace(default, z_steps=Z_STEPS_BEFORE_STORED_IK, **IK_FIELDS_BEFORE)
     assert stored_ik({"command": command}, default, "f") == before
     named = replace(default, q_steps=3, z_steps=7)
     assert stored_ik({"command": command + " --ik-steps 3 7"}, named, "f") == replace(named, **IK_FIELDS_BEFORE)

@@ -85,11 +85,12 @@ def test_active_subspace_finds_the_directions_that_move_the_shape():
 class HingedLid:
     """An analytic kinematic space with the instance interface: a plate (y in [-0.6, 0], z = 0) and a
     lid (y = 0, z in [0.01, 0.61]) hinged on the x axis, two pieces of one mesh; z = (lid angle in
-    radians, lid slide along the hinge). No learned parts."""
+    radians, lid slide along the hinge). No learned parts; its frame is the normalised one."""
 
     k = k_q = 2
     device = torch.device("cpu")
     motion_offsets = None  # no posterior bank
+    transform = NormalisingTransform(centre=np.zeros(3), scale=1.0)
     vertices = np.array([[0, -0.6, 0], [1, -0.6, 0], [1, 0, 0], [0, 0, 0],           # plate
                          [0, 0, 0.01], [1, 0, 0.01], [1, 0, 0.61], [0, 0, 0.61]], dtype=np.float64)  # lid
     faces = np.array([[0, 1, 2], [0, 2, 3], [4, 5, 6], [4, 6, 7]], dtype=np.int64)
@@ -168,7 +169,8 @@ def test_rigid_pieces_keep_a_bending_lid_rigid():
     """The observation shows the lid turned and bent, which no rigid lid matches: with rigid pieces
     (the default) the rigidity term holds the fit's bend back and its vertices move each piece
     rigidly (the lid's best rigid motion, at about the observed angle); without, the fit bends the
-    lid with the observation and its vertices are the decode itself."""
+    lid with the observation and its vertices are the decode itself. Piece registration is off here:
+    on this toy it would slide the flat plate a little in its own plane towards the bent lid."""
     from dataclasses import replace
 
     from neurok_ros.geometry.rigid_pieces import RigidPieces
@@ -178,7 +180,7 @@ def test_rigid_pieces_keep_a_bending_lid_rigid():
     _, samples = toy.surface_samples(1500, seed=7)
     observed = toy.positions(truth, samples)[0]
     config = IKConfig(points=600, starts=4, q_steps=120, z_steps=30, q_rate=0.05, z_rate=0.03, rest_check=False,
-                      rigidity_weight=10.0)
+                      rigidity_weight=10.0, piece_steps=0)
     free = fit_pose(toy, observed, replace(config, rigid_pieces=False))
     held = fit_pose(toy, observed, config)
     assert abs(float(free.z[2]) - 0.4) < 0.05  # the free fit follows the bend
@@ -203,9 +205,7 @@ def test_rigid_pieces_keep_a_bending_lid_rigid():
 
 class ShortLid(HingedLid):
     """The hinged lid of a model that falls short: coordinate z[0] turns it by 0.6 tanh(z[0]) radians,
-    so no latent reaches an angle above 0.6. The toy's frame is the normalised one."""
-
-    transform = NormalisingTransform(centre=np.zeros(3), scale=1.0)
+    so no latent reaches an angle above 0.6."""
 
     def shape(self, z, points):
         return super().shape(torch.cat([0.6 * torch.tanh(z[:, :1]), z[:, 1:]], dim=1), points)
@@ -214,7 +214,8 @@ class ShortLid(HingedLid):
 def test_piece_registration_brings_the_lid_the_model_cannot_reach_onto_the_observation():
     """The observed lid stands at 0.9 rad; the toy model reaches 0.6 at most. The fit alone stops there;
     with piece registration (IKConfig.piece_steps) the lid, a group of its own, turns onto the
-    observation while the plate stays, and both keep their rest shapes."""
+    observation while the plate stays, and both keep their rest shapes. Registration is on by default
+    (piece_steps 20); piece_steps=0 is the fit alone."""
     from dataclasses import replace
 
     toy = ShortLid()
@@ -226,8 +227,9 @@ def test_piece_registration_brings_the_lid_the_model_cannot_reach_onto_the_obser
         side = vertices[7] - vertices[4]
         return float(np.arctan2(-side[1], side[2]))
 
-    alone = fit_pose(toy, observed, config)
-    registered = fit_pose(toy, observed, replace(config, piece_steps=20))
+    assert config.piece_steps == 20
+    alone = fit_pose(toy, observed, replace(config, piece_steps=0))
+    registered = fit_pose(toy, observed, config)
     assert lid_angle(alone.vertices) < 0.61
     assert abs(lid_angle(registered.vertices) - 0.9) < 0.05, lid_angle(registered.vertices)
     np.testing.assert_allclose(registered.vertices[:4], toy.vertices[:4], atol=0.01)
@@ -415,8 +417,9 @@ def test_ik_falls_back_to_the_whole_latent_space_when_the_subspace_cannot_reach_
     V, F, instance = laptop
     frozen, target, observed = _frozen_subspace_and_turned_lid(V, F, instance)
     # no z refinement (the first fit stays in A's span), no bank motions (they would reach the lid);
-    # without them the whole-space fit needs the stronger pull towards mu to stay uncrumpled
-    config = IKConfig(starts=2, q_steps=25, z_steps=0, bank_starts=False, prior_weight=1e-4)
+    # without them the whole-space fit needs the stronger pull towards mu to stay uncrumpled; no piece
+    # registration (it would turn the laptop's lid piece onto the observation by itself)
+    config = IKConfig(starts=2, q_steps=25, z_steps=0, bank_starts=False, prior_weight=1e-4, piece_steps=0)
     stuck = fit_pose(frozen, observed, replace(config, full_space_fallback=False))
     assert stuck.kept_rest and not stuck.full_space
     result = fit_pose(frozen, observed, config)
@@ -503,6 +506,8 @@ def test_cli_ik_and_sample(tmp_path, laptop, capsys):
     assert "same vertices in the same order" in capsys.readouterr().err
     assert neurok_main(["ik", str(source), str(target), "--fits", "0"]) == 2
     assert "--fits must be a positive integer" in capsys.readouterr().err
+    assert neurok_main(["ik", str(source), str(target), "--piece-steps", "-1"]) == 2
+    assert "--piece-steps must be >= 0" in capsys.readouterr().err
 
     sheet, states = tmp_path / "sheet.png", tmp_path / "states.npz"
     assert neurok_main(["sample", str(source), "-n", "3", "--out", str(sheet), "--npz", str(states),

@@ -5,11 +5,13 @@ sees area-uniform samples of TARGET's surface, as it would see a scan, never its
 --camera it sees only the samples visible from that point (one depth image) and fits the one-sided
 Chamfer from them (IKConfig.partial). With --fits K it fits K times, each from its own encoding samples
 and starts, and reports the vertex mean (fit_ensemble) and the fits' spread. A SOURCE of several
-connected pieces is fitted as rigid pieces (IKConfig.rigid_pieces; --no-rigid-pieces: as one surface).
+connected pieces is fitted as rigid pieces (IKConfig.rigid_pieces; --no-rigid-pieces: as one surface),
+and then each group of them is registered on TARGET's samples (IKConfig.piece_steps; --piece-steps 0: not).
 """
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 
 def register(subparsers) -> None:
@@ -31,6 +33,9 @@ def register(subparsers) -> None:
     parser.add_argument("--no-rigid-pieces", action="store_true",
                         help="fit a SOURCE of several connected pieces as one deforming surface (default: each "
                              "piece, a part of an assembly, moves rigidly)")
+    parser.add_argument("--piece-steps", type=int, metavar="N",
+                        help="ICP steps that register each group of rigid pieces on TARGET's samples after the fit; "
+                             "0: none (default: IKConfig's)")
     parser.add_argument("--seed", type=int, default=0)
     add_model_options(parser)
     parser.set_defaults(func=run)
@@ -61,15 +66,18 @@ def run(args) -> int:
         raise NeurokInputError("--target-points and --samples must be positive")
     if args.fits < 1:
         raise NeurokInputError(f"--fits must be a positive integer, got {args.fits}")
+    if args.piece_steps is not None and args.piece_steps < 0:
+        raise NeurokInputError(f"--piece-steps must be >= 0, got {args.piece_steps}")
+    ik = IKConfig(seed=args.seed, partial=args.camera is not None, rigid_pieces=not args.no_rigid_pieces)
+    if args.piece_steps is not None:
+        ik = replace(ik, piece_steps=args.piece_steps)
     model, _ = load_model_from_args(args)
     rng = np.random.default_rng(args.seed)
     if args.camera is None:
         observed = sample_surface(V_t, F_t, args.target_points, rng).points
     else:
         observed = visible_samples(V_t, F_t, np.asarray(args.camera), args.target_points, rng)
-    ensemble = fit_ensemble(model, V_s, F_s, observed, args.fits, EncodingConfig(),
-                            IKConfig(seed=args.seed, partial=args.camera is not None,
-                                     rigid_pieces=not args.no_rigid_pieces))
+    ensemble = fit_ensemble(model, V_s, F_s, observed, args.fits, EncodingConfig(), ik)
     instance, fitted = ensemble.members[0][0], ensemble.vertices
     seconds = time.perf_counter() - started
     if args.out:

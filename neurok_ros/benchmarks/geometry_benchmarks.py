@@ -39,6 +39,7 @@ def benchmark_geometry() -> list[Measurement]:
                         lambda: chamfer_distances(moved, Fs, Vs, Fs, transform), repeats=5))
     rows.append(measure("IoU, 100k winding-number points (5k faces)",
                         lambda: volumetric_iou(moved, Fs, Vs, Fs, transform), repeats=5))
+    rows += inside_outside_rows()
     samples = sample_surface(V, F, 512, rng)
     driver = build_vertex_driver(V, samples.points, k=6)
     sample_dqs = dq.from_rotation_translation(np.broadcast_to(np.eye(3), (60, 512, 3, 3)),
@@ -52,3 +53,24 @@ def benchmark_geometry() -> list[Measurement]:
     rows.append(measure("drive 10k vertices by DQ blending, 60 frames (torch float32, one sparse product)",
                         lambda: drive_vertices_dq_frames(matrix, rest, dqs32), repeats=5))
     return rows
+
+
+def inside_outside_rows() -> list[Measurement]:
+    """The IoU's inside/outside answers for 100k uniform points in the padded box of the 10k-vertex
+    laptop of `neurok ik`'s benchmark (a closed assembly): octree of surface-free cells against point by
+    point (geometry/occupancy.py); the answers must agree."""
+    from neurok_ros.benchmarks.example_meshes import ten_thousand_vertex_laptop
+    from neurok_ros.geometry.metrics import union_box_points
+    from neurok_ros.geometry.normalisation import NormalisingTransform
+    from neurok_ros.geometry.occupancy import free_cell_answers, winding_inside
+
+    with tempfile.TemporaryDirectory() as tmp:
+        V, F = ten_thousand_vertex_laptop(Path(tmp) / "laptop10k.ply")
+    V = NormalisingTransform.from_vertices(V).apply(V)
+    F = np.asarray(F, dtype=np.int64)
+    points = union_box_points(V, V, 100_000, 0)
+    if not np.array_equal(free_cell_answers(V, F, points), winding_inside(V, F, points)):
+        raise RuntimeError("the octree's inside/outside answers differ from the point-by-point ones")
+    name = f"inside/outside of 100k IoU points, {len(V)}-vertex laptop ({len(F)} faces)"
+    return [measure(f"{name}: octree of surface-free cells", lambda: free_cell_answers(V, F, points), repeats=5),
+            measure(f"{name}: point by point", lambda: winding_inside(V, F, points), repeats=3)]

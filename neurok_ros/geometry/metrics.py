@@ -7,7 +7,8 @@ units of the source's longest bounding-box side.
   per shape on a surface of area A, even identical shapes score about 0.5 * sqrt(A / N) (the mean
   nearest-neighbour gap of two independent sample sets): this is sampling noise, not error.
 - Volumetric IoU on uniform points in the padded box around both shapes, inside/outside by the
-  generalised winding number (works for open and multi-part meshes). It is undefined (NaN) when the
+  generalised winding number (works for open and multi-part meshes; geometry/occupancy.py answers a
+  closed mesh's points by surface-free octree cells, the same answers for a third of the time). It is undefined (NaN) when the
   reference shape encloses no volume, e.g. a flat sheet: there is nothing to compare with. That is
   decided on the reference alone (points in its own padded box, a seed of their own), so a pair is
   defined or undefined for every prediction alike.
@@ -19,6 +20,7 @@ import numpy as np
 
 from neurok_ros.geometry.mesh_cleaning import validate_mesh_arrays
 from neurok_ros.geometry.normalisation import NormalisingTransform
+from neurok_ros.geometry.occupancy import inside_mesh
 from neurok_ros.geometry.surface_sampling import sample_surface
 
 DEFAULT_SEED = 20260530
@@ -56,19 +58,6 @@ def chamfer_distances(V_pred, F_pred, V_gt, F_gt, transform: NormalisingTransfor
     return float(chamfer_l1), float(chamfer_l2)
 
 
-def inside_mesh(vertices, faces, points) -> np.ndarray:
-    """(q,) bool: |generalised winding number| > 0.5 for (q, 3) points (mesh frame).
-
-    The absolute value makes consistently inward-oriented meshes work as well as outward ones.
-    """
-    import igl
-
-    V = np.ascontiguousarray(vertices, dtype=np.float64)
-    F = np.ascontiguousarray(faces, dtype=np.int64)
-    P = np.ascontiguousarray(points, dtype=np.float64)
-    return np.abs(igl.fast_winding_number(V, F, P)) > 0.5
-
-
 def _padded_box(vertices: np.ndarray, padding: float) -> tuple[np.ndarray, np.ndarray]:
     """(low, high) (3,) of the bounding box of (n, 3) vertices grown on every side by `padding` times
     its longest side."""
@@ -94,6 +83,14 @@ def encloses_volume(vertices, faces, num_points: int = DEFAULT_NUM_SAMPLES, padd
     return False
 
 
+def union_box_points(V_a: np.ndarray, V_b: np.ndarray, num_points: int, rng=None,
+                     padding: float = 0.05) -> np.ndarray:
+    """(num_points, 3) uniform points in the bounding box of both vertex sets (n, 3), grown on every side
+    by `padding` times its longest side: volumetric_iou's points. rng: Generator or seed."""
+    low, high = _padded_box(np.concatenate([V_a, V_b]), padding)
+    return _uniform_points(low, high, num_points, _rng(rng))
+
+
 def volumetric_iou(V_a, F_a, V_b, F_b, transform: NormalisingTransform,
                    num_points: int = DEFAULT_NUM_SAMPLES,
                    rng=None, padding: float = 0.05) -> float:
@@ -110,8 +107,7 @@ def volumetric_iou(V_a, F_a, V_b, F_b, transform: NormalisingTransform,
     V_a, V_b = transform.apply(V_a), transform.apply(V_b)
     if not encloses_volume(V_a, F_a, num_points, padding):
         return float("nan")
-    low, high = _padded_box(np.concatenate([V_a, V_b]), padding)
-    points = _uniform_points(low, high, num_points, generator)
+    points = union_box_points(V_a, V_b, num_points, generator, padding)
     inside_a = inside_mesh(V_a, F_a, points)
     inside_b = inside_mesh(V_b, F_b, points)
     union = np.count_nonzero(inside_a | inside_b)

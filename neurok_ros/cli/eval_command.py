@@ -61,6 +61,9 @@ def register(subparsers) -> None:
     parser.add_argument("--ik-piece-steps", type=int, metavar="N",
                         help="ICP steps that register each group of rigid pieces on the observation after the "
                              "fit; 0: none (default: IKConfig's)")
+    parser.add_argument("--ik-piece-links", choices=("on", "off"),
+                        help="after the registration, every group of pieces takes rest, its own motion or another "
+                             "group's, whichever the observation supports (default: IKConfig's)")
     parser.add_argument("--no-rigid-pieces", action="store_true",
                         help="fit a mesh of several connected pieces as one deforming surface, as before "
                              "2026-12-01 (default: each piece moves rigidly)")
@@ -125,6 +128,8 @@ def command_line(args) -> str:
         words += ["--ik-rigidity-weight", repr(args.ik_rigidity_weight)]
     if args.ik_piece_steps is not None:
         words += ["--ik-piece-steps", str(args.ik_piece_steps)]
+    if args.ik_piece_links is not None:
+        words += ["--ik-piece-links", args.ik_piece_links]
     if args.no_rigid_pieces:
         words.append("--no-rigid-pieces")
     if args.no_pca_cache:
@@ -171,6 +176,8 @@ def config_from_args(args, device: str):
         if args.ik_piece_steps < 0:
             raise NeurokInputError(f"--ik-piece-steps must be >= 0, got {args.ik_piece_steps}")
         ik = replace(ik, piece_steps=args.ik_piece_steps)
+    if args.ik_piece_links is not None:
+        ik = replace(ik, piece_links=args.ik_piece_links == "on")
     if args.no_rigid_pieces:  # the weight then means nothing: 0, as a file of before the pieces stores it
         ik = replace(ik, rigid_pieces=False, rigidity_weight=0.0)
     cache = None if args.no_pca_cache else (args.pca_cache or DEFAULT_PCA_CACHE)
@@ -227,7 +234,8 @@ def load_reuse(paths: list[str], config):
 Z_STEPS_BEFORE_STORED_IK = 40
 # IKConfig fields added since "ik" was first stored, with the values that give the fit of before
 # (a stored "ik" without them was fitted so).
-IK_FIELDS_BEFORE = {"rigid_pieces": False, "rigidity_weight": 0.0, "piece_steps": 0, "piece_tolerance": 0.01}
+IK_FIELDS_BEFORE = {"rigid_pieces": False, "rigidity_weight": 0.0, "piece_steps": 0, "piece_tolerance": 0.01,
+                    "piece_links": False, "piece_link_tolerance": 0.01}
 
 
 def stored_ik(data: dict, parsed, path: str):

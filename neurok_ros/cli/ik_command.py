@@ -6,7 +6,8 @@ sees area-uniform samples of TARGET's surface, as it would see a scan, never its
 Chamfer from them (IKConfig.partial). With --fits K it fits K times, each from its own encoding samples
 and starts, and reports the vertex mean (fit_ensemble) and the fits' spread. A SOURCE of several
 connected pieces is fitted as rigid pieces (IKConfig.rigid_pieces; --no-rigid-pieces: as one surface),
-and then each group of them is registered on TARGET's samples (IKConfig.piece_steps; --piece-steps 0: not).
+and then each group of them is registered on TARGET's samples (IKConfig.piece_steps; --piece-steps 0: not)
+and takes its link's motion: rest, its own or another group's (IKConfig.piece_links; --piece-links off: not).
 """
 from __future__ import annotations
 
@@ -36,6 +37,9 @@ def register(subparsers) -> None:
     parser.add_argument("--piece-steps", type=int, metavar="N",
                         help="ICP steps that register each group of rigid pieces on TARGET's samples after the fit; "
                              "0: none (default: IKConfig's)")
+    parser.add_argument("--piece-links", choices=("on", "off"),
+                        help="after the registration, each group of pieces takes rest, its own motion or another "
+                             "group's, whichever the observation supports (default: IKConfig's)")
     parser.add_argument("--seed", type=int, default=0)
     add_model_options(parser)
     parser.set_defaults(func=run)
@@ -71,6 +75,8 @@ def run(args) -> int:
     ik = IKConfig(seed=args.seed, partial=args.camera is not None, rigid_pieces=not args.no_rigid_pieces)
     if args.piece_steps is not None:
         ik = replace(ik, piece_steps=args.piece_steps)
+    if args.piece_links is not None:
+        ik = replace(ik, piece_links=args.piece_links == "on")
     model, _ = load_model_from_args(args)
     rng = np.random.default_rng(args.seed)
     if args.camera is None:

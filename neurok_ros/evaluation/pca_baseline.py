@@ -193,8 +193,9 @@ class PCAFitConfig:
     Chamfer from the observed points (a partial observation); sample_sets: SOURCE sample sets, the next
     at each objective evaluation (as in fit_pose); rigid_pieces, rigidity_weight: a multi-piece SOURCE
     is fitted as rigid pieces (as in fit_pose: the pieces' rigidity residual in the objective, the
-    displaced vertices projected on each piece's best rigid motion); piece_steps, piece_tolerance:
-    then each group of pieces registered on the observation (as in fit_pose); seed."""
+    displaced vertices projected on each piece's best rigid motion); piece_steps, piece_tolerance,
+    piece_links, piece_link_tolerance: then each group of pieces registered on the observation and
+    assigned its link's motion (as in fit_pose); seed."""
 
     points: int = 512
     starts: int = 8
@@ -209,6 +210,8 @@ class PCAFitConfig:
     rigidity_weight: float = 0.0
     piece_steps: int = 0
     piece_tolerance: float = 0.01
+    piece_links: bool = False
+    piece_link_tolerance: float = 0.01
     seed: int = 0
 
     @classmethod
@@ -217,7 +220,7 @@ class PCAFitConfig:
         and the same objective (one-sided Chamfer for a partial observation)."""
         return cls(ik.points, ik.starts, ik.q_steps, ik.z_steps, ik.q_rate, ik.z_rate, ik.prior_weight, ik.partial,
                    ik.sample_sets, ik.rigid_pieces, ik.rigidity_weight, ik.piece_steps,
-                   ik.piece_tolerance, ik.seed)
+                   ik.piece_tolerance, ik.piece_links, ik.piece_link_tolerance, ik.seed)
 
 
 @dataclass
@@ -276,7 +279,8 @@ def fit_pca_pose(subspace: PCASubspace, vertices: np.ndarray, faces: np.ndarray,
             samples, fresh = (sample_surface(V, faces, 4 * config.points, np.random.default_rng(config.seed + s))
                               for s in (4, 3))
             registered = register_pieces(transform.apply(V), transform.apply(out), faces, pieces, samples, target,
-                                         config.piece_steps, config.piece_tolerance, config.partial, fresh=fresh)
+                                         config.piece_steps, config.piece_tolerance, config.partial, fresh=fresh,
+                                         links=config.piece_links, link_tolerance=config.piece_link_tolerance)
             out = transform.invert(registered)
     return PCAFit(c[0].detach().numpy().astype(np.float64), out, float(loss[0]), start_losses.numpy(),
                   time.perf_counter() - started)

@@ -330,6 +330,10 @@ def render_markdown(config: EvalConfig, methods: list[Method], records: list[dic
                  f"({ik.piece_steps} steps of symmetric ICP from {4 * ik.points} samples of the fit), kept when "
                  f"that lowers the surface error below the fit's (the PCA baseline alike)"
                  if ik.rigid_pieces and ik.piece_steps > 0 else "")
+              + (f"; then link assignment: every group takes the motion the TARGET samples support among "
+                 f"rest, its own and the other groups' (rest first, then a shared motion, when within "
+                 f"{100 * ik.piece_link_tolerance:g}% of the lowest surface error; the PCA baseline alike)"
+                 if ik.rigid_pieces and ik.piece_steps > 0 and ik.piece_links else "")
               + (f"; then the rest check: the fit is kept only if its surface error (TARGET samples to the "
                  f"decoded mesh surface, plus fresh decoded samples to TARGET) is more than "
                  f"{100 * ik.rest_margin:g}% below that of SOURCE itself (q = 0), else q = 0 is returned"

@@ -42,6 +42,12 @@ Piece registration (piece_steps > 0; on by default since 2026-12-02, measured in
 motion that best matches the observed points (kinematics/piece_registration.py), and that is kept
 when it lowers the surface error. The decoder's pose error (a lid a few degrees short) is then the
 observation's to correct, not the model's.
+
+Link assignment (piece_links; on by default since 2026-12-02, docs/model.md, "Link assignment"): then
+every group takes rest, its own motion or another group's, as the observation decides, preferring rest
+and shared motions where it cannot tell (kinematics/link_assignment.py): a drawer the decoder tore
+into pieces moving different distances moves as one again, and a carcass wall that caught a little of
+its motion goes back to rest.
 """
 from __future__ import annotations
 
@@ -83,7 +89,9 @@ class IKConfig:
     rigidity residual (normalised units squared, as the Chamfer term) joining the objective;
     piece_steps, piece_tolerance: ICP steps of the piece registration after the fit (0: none), and
     how far apart (normalised units, RMS) two pieces' fitted motions may move them and still be
-    registered as one group."""
+    registered as one group; piece_links, piece_link_tolerance: then every group takes rest, its own
+    motion or another group's, whichever the observation supports, preferring rest and shared motions
+    within that relative surface error (kinematics/link_assignment.py)."""
 
     points: int = 1024
     starts: int = 8
@@ -103,6 +111,8 @@ class IKConfig:
     rigidity_weight: float = 0.3  # chosen on 40 val pairs among 0.1, 0.3, 1 and 3 (docs/model.md)
     piece_steps: int = 20  # 0 (none) before 2026-12-02: +0.029 IoU on 40 val pairs (docs/model.md)
     piece_tolerance: float = 0.01
+    piece_links: bool = True  # False before 2026-12-02 (session 40): +0.028 IoU on 40 val pairs (docs/model.md)
+    piece_link_tolerance: float = 0.01
     seed: int = 0
 
     def __post_init__(self):
@@ -113,6 +123,9 @@ class IKConfig:
         if self.piece_steps < 0 or not (math.isfinite(self.piece_tolerance) and self.piece_tolerance >= 0.0):
             raise ValueError(f"IKConfig.piece_steps and piece_tolerance must be >= 0, got {self.piece_steps}, "
                              f"{self.piece_tolerance}")
+        if not (math.isfinite(self.piece_link_tolerance) and self.piece_link_tolerance >= 0.0):
+            raise ValueError(f"IKConfig.piece_link_tolerance must be a finite number >= 0, got "
+                             f"{self.piece_link_tolerance}")
         if not (math.isfinite(self.rigidity_weight) and self.rigidity_weight >= 0.0):
             raise ValueError(f"IKConfig.rigidity_weight must be a finite number >= 0, got {self.rigidity_weight}")
 
@@ -306,7 +319,8 @@ def piece_registrar(instance: NeuROKInstance, pieces: RigidPieces, target: torch
     def register(vertices: np.ndarray) -> np.ndarray:
         return instance.transform.invert(register_pieces(
             rest, instance.transform.apply(vertices), instance.faces, pieces, samples, target.cpu(),
-            config.piece_steps, config.piece_tolerance, config.partial, config.trim, fresh))
+            config.piece_steps, config.piece_tolerance, config.partial, config.trim, fresh,
+            config.piece_links, config.piece_link_tolerance))
     return register
 
 

@@ -98,14 +98,17 @@ def symmetric_icp(points: torch.Tensor, groups: torch.Tensor, count: int, target
 
 def register_pieces(rest: np.ndarray, vertices: np.ndarray, faces: np.ndarray, pieces, samples,
                     target: torch.Tensor, steps: int, tolerance: float, partial: bool = False,
-                    trim: float = 0.0, fresh=None) -> np.ndarray:
+                    trim: float = 0.0, fresh=None, links: bool = False, link_tolerance: float = 0.01) -> np.ndarray:
     """(n, 3) float64: vertices (n, 3, normalised frame; the fit of the input pose rest (n, 3)) with
     every group of pieces (pieces: RigidPieces; motion_groups with `tolerance`, normalised units)
     moved by the rigid motion that brings it onto the observed points target (M, 3, normalised
     frame): `steps` steps of symmetric_icp (one-sided when partial) from the samples (SurfaceSamples
     of the input mesh) on the fitted surface. With fresh (SurfaceSamples of the input mesh), the
     registered vertices are returned only when their normalised_surface_error (partial, trim) is
-    below the fit's: a fit already as good as the sampling lets the objective tell stays as it is."""
+    below the fit's: a fit already as good as the sampling lets the objective tell stays as it is.
+    With links, every group then takes the motion the observation supports among rest, its own and
+    the other groups' (link_assignment.assign_links with link_tolerance, judged on `samples`); not when
+    partial: a part the view does not show would score alike anywhere and go back to rest."""
     from neurok_ros.kinematics.inverse_kinematics import normalised_surface_error
 
     V = torch.as_tensor(np.asarray(vertices, dtype=np.float64))
@@ -124,8 +127,14 @@ def register_pieces(rest: np.ndarray, vertices: np.ndarray, faces: np.ndarray, p
     R, t = symmetric_icp(points, grouped(pieces.sample_labels(F, samples.face_ids).numpy()), int(group.max()) + 1,
                          target.double(), steps, partial)
     moved = moved_groups(V, grouped(pieces.labels), R, t).numpy()
-    if fresh is None:
+    if fresh is not None:
+        observed = target.double().numpy()
+        errors = [normalised_surface_error(v, F, observed, fresh, partial, trim) for v in (V.numpy(), moved)]
+        moved = moved if errors[1] < errors[0] else V.numpy()
+    if not links or partial:
         return moved
-    observed = target.double().numpy()
-    errors = [normalised_surface_error(v, F, observed, fresh, partial, trim) for v in (V.numpy(), moved)]
-    return moved if errors[1] < errors[0] else V.numpy()
+    from neurok_ros.kinematics.link_assignment import assign_links
+
+    return assign_links(np.asarray(rest, dtype=np.float64), moved, F, grouped(pieces.labels).numpy(),
+                        np.asarray(pieces.areas, dtype=np.float64), samples, target.double().numpy(), partial, trim,
+                        link_tolerance)

@@ -181,9 +181,9 @@ def test_neurok_eval_end_to_end_on_a_tiny_dataset(tiny_dataset, tmp_path):
     out, records = tmp_path / "docs" / "eval.md", tmp_path / "records.json"
     status = neurok_main(["eval", "--data", str(tiny_dataset), "--out", str(out), "--pairs-per-category", "1",
                           "--checkpoint", str(checkpoint), "--ablation-checkpoints", f"displacement={displacement}",
-                          "--json", str(records), "--ik-starts", "2", "--ik-steps", "3", "2",
+                          "--json", str(records), "--ik-starts", "2", "--ik-steps", "12", "2",
                           "--ik-prior-weight", "0.0001", "--ik-sample-sets", "3", "--ik-rigidity-weight", "0.5",
-                          "--fits", "2", "--pca-pairs", "24",
+                          "--ik-keep-starts", "1", "--fits", "2", "--pca-pairs", "24",
                           "--pca-cache", str(tmp_path / "cache"), "--no-progress", "--device", "cpu"])
     assert status == 0
     text = out.read_text()
@@ -210,7 +210,8 @@ def test_neurok_eval_end_to_end_on_a_tiny_dataset(tiny_dataset, tmp_path):
                    "| toy_laptop |", "`" + str(checkpoint) + "` | 2 |", "## Each row against NeuROK",
                    "| NeuROK, no-active-subspace and no-rest-anchoring ablations | `", "prior weight 0.0001",
                    "--ik-prior-weight 0.0001", "An ensemble of 2 fits", "--fits 2", "--ik-sample-sets 3",
-                   "cycling through 3 seeded sets", "--ik-rigidity-weight 0.5",
+                   "cycling through 3 seeded sets", "--ik-rigidity-weight 0.5", "--ik-keep-starts 1",
+                   "after 10 of them only the 1 starts with the lowest objective",
                    "is fitted as rigid pieces (the objective adds 0.5 times"):
         assert needle in text, needle
     assert "no_augment" not in {r["method"] for r in data["records"]}
@@ -291,6 +292,10 @@ def test_neurok_eval_refuses_a_negative_prior_weight(tiny_dataset, tmp_path, cap
                           "--no-progress", "--device", "cpu"])
     assert status == 2 and not out.exists()
     assert "--ik-rigidity-weight must be a finite number >= 0" in capsys.readouterr().err
+    status = neurok_main(["eval", "--data", str(tiny_dataset), "--out", str(out), "--ik-keep-starts", "-2",
+                          "--no-progress", "--device", "cpu"])
+    assert status == 2 and not out.exists()
+    assert "--ik-keep-starts must be >= 0" in capsys.readouterr().err
 
 
 def test_reuse_records_takes_an_earlier_runs_records_after_a_spot_check(tiny_dataset, tmp_path, capsys):

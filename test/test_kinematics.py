@@ -350,6 +350,37 @@ def test_trimmed_chamfer_leaves_out_the_observed_outliers():
         IKConfig(trim=1.0)
 
 
+def test_adam_on_rows_prunes_to_the_best_rows():
+    """With prune (after, keep), the rows that go on take the very steps of the unpruned run, the
+    dropped rows keep the best they had seen by then, and the objective sees only the kept rows."""
+    generator = torch.Generator().manual_seed(3)
+    start, centre = 2 * torch.randn(6, 5, generator=generator), torch.randn(5, generator=generator)
+    batches = []
+
+    def objective(x):
+        batches.append(len(x))
+        return (x - centre).square().sum(1) + torch.sin(3 * x).sum(1)
+
+    full_value, full_loss = adam_on_rows(start, objective, steps=30, rate=0.05)
+    early_value, early_loss = adam_on_rows(start, objective, steps=4, rate=0.05)  # evaluations 0-4
+    batches.clear()
+    value, loss = adam_on_rows(start, objective, steps=30, rate=0.05, prune=(5, 2))
+    assert batches == [6] * 5 + [2] * 26
+    order = torch.argsort(early_loss)
+    kept, dropped = order[:2], order[2:]
+    torch.testing.assert_close(value[kept], full_value[kept])
+    torch.testing.assert_close(loss[kept], full_loss[kept])
+    torch.testing.assert_close(value[dropped], early_value[dropped])
+    torch.testing.assert_close(loss[dropped], early_loss[dropped])
+    assert float(loss.min()) == float(full_loss[kept].min())
+    assert not torch.equal(value[dropped], full_value[dropped])  # they would have gone on
+    batches.clear()
+    adam_on_rows(start, objective, steps=30, rate=0.05, prune=(5, 8))  # keep more than there are: no pruning
+    assert batches == [6] * 31
+    with pytest.raises(ValueError, match="q_keep"):
+        IKConfig(q_keep=-1)
+
+
 def test_adam_on_rows_takes_torch_adams_steps():
     """The written-out update equals torch.optim.Adam's on a non-quadratic objective, and the best
     row values seen are returned."""
@@ -508,6 +539,8 @@ def test_cli_ik_and_sample(tmp_path, laptop, capsys):
     assert "--fits must be a positive integer" in capsys.readouterr().err
     assert neurok_main(["ik", str(source), str(target), "--piece-steps", "-1"]) == 2
     assert "--piece-steps must be >= 0" in capsys.readouterr().err
+    assert neurok_main(["ik", str(source), str(target), "--keep-starts", "-1"]) == 2
+    assert "--keep-starts must be >= 0" in capsys.readouterr().err
 
     sheet, states = tmp_path / "sheet.png", tmp_path / "states.npz"
     assert neurok_main(["sample", str(source), "-n", "3", "--out", str(sheet), "--npz", str(states),

@@ -64,6 +64,9 @@ def register(subparsers) -> None:
     parser.add_argument("--ik-piece-links", choices=("on", "off"),
                         help="after the registration, every group of pieces takes rest, its own motion or another "
                              "group's, whichever the observation supports (default: IKConfig's)")
+    parser.add_argument("--ik-keep-starts", type=int, metavar="N",
+                        help="IK starts that go on after the first steps of the q stage, the others dropped; 0: "
+                             "all (default: IKConfig's)")
     parser.add_argument("--no-rigid-pieces", action="store_true",
                         help="fit a mesh of several connected pieces as one deforming surface, as before "
                              "2026-12-01 (default: each piece moves rigidly)")
@@ -130,6 +133,8 @@ def command_line(args) -> str:
         words += ["--ik-piece-steps", str(args.ik_piece_steps)]
     if args.ik_piece_links is not None:
         words += ["--ik-piece-links", args.ik_piece_links]
+    if args.ik_keep_starts is not None:
+        words += ["--ik-keep-starts", str(args.ik_keep_starts)]
     if args.no_rigid_pieces:
         words.append("--no-rigid-pieces")
     if args.no_pca_cache:
@@ -178,6 +183,10 @@ def config_from_args(args, device: str):
         ik = replace(ik, piece_steps=args.ik_piece_steps)
     if args.ik_piece_links is not None:
         ik = replace(ik, piece_links=args.ik_piece_links == "on")
+    if args.ik_keep_starts is not None:
+        if args.ik_keep_starts < 0:
+            raise NeurokInputError(f"--ik-keep-starts must be >= 0, got {args.ik_keep_starts}")
+        ik = replace(ik, q_keep=args.ik_keep_starts)
     if args.no_rigid_pieces:  # the weight then means nothing: 0, as a file of before the pieces stores it
         ik = replace(ik, rigid_pieces=False, rigidity_weight=0.0)
     cache = None if args.no_pca_cache else (args.pca_cache or DEFAULT_PCA_CACHE)
@@ -235,7 +244,7 @@ Z_STEPS_BEFORE_STORED_IK = 40
 # IKConfig fields added since "ik" was first stored, with the values that give the fit of before
 # (a stored "ik" without them was fitted so).
 IK_FIELDS_BEFORE = {"rigid_pieces": False, "rigidity_weight": 0.0, "piece_steps": 0, "piece_tolerance": 0.01,
-                    "piece_links": False, "piece_link_tolerance": 0.01}
+                    "piece_links": False, "piece_link_tolerance": 0.01, "q_keep": 0, "q_prune_after": 10}
 
 
 def stored_ik(data: dict, parsed, path: str):

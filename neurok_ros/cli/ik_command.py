@@ -40,6 +40,9 @@ def register(subparsers) -> None:
     parser.add_argument("--piece-links", choices=("on", "off"),
                         help="after the registration, each group of pieces takes rest, its own motion or another "
                              "group's, whichever the observation supports (default: IKConfig's)")
+    parser.add_argument("--keep-starts", type=int, metavar="N",
+                        help="starts that go on after the first steps of the fit's q stage, the others dropped; "
+                             "0: all (default: IKConfig's)")
     parser.add_argument("--seed", type=int, default=0)
     add_model_options(parser)
     parser.set_defaults(func=run)
@@ -72,7 +75,11 @@ def run(args) -> int:
         raise NeurokInputError(f"--fits must be a positive integer, got {args.fits}")
     if args.piece_steps is not None and args.piece_steps < 0:
         raise NeurokInputError(f"--piece-steps must be >= 0, got {args.piece_steps}")
+    if args.keep_starts is not None and args.keep_starts < 0:
+        raise NeurokInputError(f"--keep-starts must be >= 0, got {args.keep_starts}")
     ik = IKConfig(seed=args.seed, partial=args.camera is not None, rigid_pieces=not args.no_rigid_pieces)
+    if args.keep_starts is not None:
+        ik = replace(ik, q_keep=args.keep_starts)
     if args.piece_steps is not None:
         ik = replace(ik, piece_steps=args.piece_steps)
     if args.piece_links is not None:

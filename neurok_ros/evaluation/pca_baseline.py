@@ -195,7 +195,8 @@ class PCAFitConfig:
     is fitted as rigid pieces (as in fit_pose: the pieces' rigidity residual in the objective, the
     displaced vertices projected on each piece's best rigid motion); piece_steps, piece_tolerance,
     piece_links, piece_link_tolerance: then each group of pieces registered on the observation and
-    assigned its link's motion (as in fit_pose); seed."""
+    assigned its link's motion (as in fit_pose); keep, prune_after: only the keep best starts go on
+    after prune_after steps of the batched stage (0: all; as in fit_pose); seed."""
 
     points: int = 512
     starts: int = 8
@@ -212,6 +213,8 @@ class PCAFitConfig:
     piece_tolerance: float = 0.01
     piece_links: bool = False
     piece_link_tolerance: float = 0.01
+    keep: int = 0
+    prune_after: int = 10
     seed: int = 0
 
     @classmethod
@@ -220,7 +223,7 @@ class PCAFitConfig:
         and the same objective (one-sided Chamfer for a partial observation)."""
         return cls(ik.points, ik.starts, ik.q_steps, ik.z_steps, ik.q_rate, ik.z_rate, ik.prior_weight, ik.partial,
                    ik.sample_sets, ik.rigid_pieces, ik.rigidity_weight, ik.piece_steps,
-                   ik.piece_tolerance, ik.piece_links, ik.piece_link_tolerance, ik.seed)
+                   ik.piece_tolerance, ik.piece_links, ik.piece_link_tolerance, ik.q_keep, ik.q_prune_after, ik.seed)
 
 
 @dataclass
@@ -264,7 +267,8 @@ def fit_pca_pose(subspace: PCASubspace, vertices: np.ndarray, faces: np.ndarray,
     starts = torch.randn(max(2, config.starts), subspace.dim, generator=generator)
     starts[0] = 0.0
     starts[1] = torch.as_tensor(subspace.coefficients_of(np.zeros_like(subspace.mean)), dtype=torch.float32)
-    values, start_losses = adam_on_rows(starts, objective, config.steps, config.rate)
+    prune = (config.prune_after, config.keep) if config.keep > 0 else None
+    values, start_losses = adam_on_rows(starts, objective, config.steps, config.rate, prune=prune)
     best = int(torch.argmin(start_losses))
     c, loss = values[best:best + 1], start_losses[best:best + 1]
     if config.refine_steps > 0:

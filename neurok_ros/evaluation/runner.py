@@ -315,8 +315,11 @@ def render_markdown(config: EvalConfig, methods: list[Method], records: list[dic
               + (" and the posterior bank's motions z_rest + offset of the nearest training shapes, when the "
                  "checkpoint has a bank; the q stage then runs in the span of the subspace and those motions"
                  if ik.bank_starts else "") + "), "
-              f"{ik.q_steps} Adam steps in q at "
-              f"{ik.q_rate}, then {ik.z_steps} steps in z at {ik.z_rate}, Chamfer-L2 on {ik.points} decoded "
+              f"{ik.q_steps} Adam steps in q at {ik.q_rate}"
+              + (f" (after {ik.q_prune_after} of them only the {ik.q_keep} starts with the lowest objective so "
+                 f"far go on; the PCA baseline alike)" if 0 < ik.q_keep < ik.starts and ik.q_prune_after < ik.q_steps
+                 else "")
+              + f", then {ik.z_steps} steps in z at {ik.z_rate}, Chamfer-L2 on {ik.points} decoded "
               f"SOURCE samples against the TARGET samples"
               + (f" (a fresh set of them at each evaluation of the objective, cycling through {ik.sample_sets} "
                  f"seeded sets; the PCA baseline alike)" if ik.sample_sets > 1 else " (one fixed set)")

@@ -16,7 +16,9 @@ mean, draws z ~ N(mu, I) projected on the subspace and, when the checkpoint carr
 the motions z_rest + offset of the nearest training shapes. The decoder is flat at z_rest, so a real
 motion is reached from a bank motion near it, not from q = 0 (test split: door IoU 0.37 -> 0.64).
 The chosen starts run as one batch of Adam in q, in the span of the subspace and the bank motions
-(span_with); the best is then refined in the full latent space z.
+(span_with); after q_prune_after steps only the q_keep best go on (since 2026-12-02, session 41: the
+same fits within noise on 40 val pairs in 29 % less time, docs/model.md, "Pruned starts"); the best
+is then refined in the full latent space z.
 
 Last, the fit must beat the input pose itself (q = 0, which decodes to SOURCE exactly) on a
 measure that sampling noise cannot fool (`surface_error`: the observed points' squared distance to
@@ -91,7 +93,9 @@ class IKConfig:
     how far apart (normalised units, RMS) two pieces' fitted motions may move them and still be
     registered as one group; piece_links, piece_link_tolerance: then every group takes rest, its own
     motion or another group's, whichever the observation supports, preferring rest and shared motions
-    within that relative surface error (kinematics/link_assignment.py)."""
+    within that relative surface error (kinematics/link_assignment.py); q_keep, q_prune_after: after
+    q_prune_after steps of the q stage only the q_keep starts with the lowest objective so far go on
+    (0: all of them; adam_on_rows's prune)."""
 
     points: int = 1024
     starts: int = 8
@@ -113,9 +117,14 @@ class IKConfig:
     piece_tolerance: float = 0.01
     piece_links: bool = True  # False before 2026-12-02 (session 40): +0.028 IoU on 40 val pairs (docs/model.md)
     piece_link_tolerance: float = 0.01
+    q_keep: int = 2  # 0 (all 8) before 2026-12-02 (session 41): fits 29 % faster (docs/model.md, "Pruned starts")
+    q_prune_after: int = 10
     seed: int = 0
 
     def __post_init__(self):
+        if self.q_keep < 0 or self.q_prune_after < 1:
+            raise ValueError(f"IKConfig.q_keep must be >= 0 and q_prune_after >= 1, got {self.q_keep}, "
+                             f"{self.q_prune_after}")
         if not 0.0 <= self.trim < 1.0:
             raise ValueError(f"IKConfig.trim must be in [0, 1), got {self.trim}")
         if self.sample_sets < 1:
@@ -140,7 +149,7 @@ def sample_set_seeds(seed: int, sets: int) -> list[int]:
 class IKResult:
     """q (k_q,), z (k,): the fit (q = A^T (z - z_rest); z is the fit itself, also when it left the
     subspace in the z refinement or the fallback); loss: its objective; start_losses (starts,) after
-    the q stage; seconds: wall time of the fit; surface_errors: {"fit", "rest", "sampling_gap"} of the
+    the q stage (a start dropped by q_keep: its best before it was dropped); seconds: wall time of the fit; surface_errors: {"fit", "rest", "sampling_gap"} of the
     rest check (normalised units squared), and kept_rest: whether the input pose won it; full_space: whether
     the returned fit came from the full-latent-space fallback; vertices: (n, 3) float64, the fitted
     mesh in the input's frame, units and vertex order (z decoded, then its rigid pieces projected)."""
@@ -204,7 +213,9 @@ def nearest_indices(points: torch.Tensor, target: torch.Tensor) -> tuple[torch.T
     """Nearest neighbours, without autograd, between batched point sets (B, N, 3) and one target set
     (M, 3): (B, N) index of each point's nearest target point and (B, M) index of each target point's
     nearest point in its row. On the CPU by k-d trees (8x faster than the (B, N, M) distance matrix
-    for 8 x 1024 x 2048, whose argmin over the middle axis is slow); elsewhere by that matrix."""
+    for 8 x 1024 x 2048, whose argmin over the middle axis is slow; one worker each: these queries are
+    small, and starting threads for each cost more than they saved, 1.3x on 2 cores); elsewhere by
+    that matrix."""
     if points.device.type != "cpu":
         d = torch.cdist(points.detach(), target.detach().expand(points.shape[0], -1, -1))
         return d.argmin(dim=2), d.argmin(dim=1)
@@ -212,8 +223,8 @@ def nearest_indices(points: torch.Tensor, target: torch.Tensor) -> tuple[torch.T
 
     rows = points.detach().numpy()
     observed = target.detach().numpy()
-    _, to_target = cKDTree(observed).query(rows.reshape(-1, 3), workers=-1)
-    to_points = np.stack([cKDTree(row).query(observed, workers=-1)[1] for row in rows])
+    _, to_target = cKDTree(observed).query(rows.reshape(-1, 3), workers=1)
+    to_points = np.stack([cKDTree(row).query(observed, workers=1)[1] for row in rows])
     return (torch.from_numpy(to_target.reshape(rows.shape[:2])).to(torch.long),
             torch.from_numpy(to_points).to(torch.long))
 
@@ -237,26 +248,36 @@ def chamfer_l2(points: torch.Tensor, target: torch.Tensor, one_sided: bool = Fal
 
 
 def adam_on_rows(variable: torch.Tensor, objective, steps: int, rate: float,
-                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8) -> tuple[torch.Tensor, torch.Tensor]:
-    """Adam on a batch of independent variables (B, d) (objective: (B, d) -> (B,)); returns the best
-    (variable, loss) seen per row. Only the variable's gradient is computed, not that of the model
-    weights the objective runs through (docs/model.md: a fit takes 13 % less time); works inside
-    torch.no_grad() too. The update is torch.optim.Adam's (test_kinematics checks they agree), written
-    out because constructing that optimiser imports torch's compiler stack (1.7 s per `neurok ik`)."""
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 prune: tuple[int, int] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Adam on a batch of independent variables (B, d) (objective: (B', d) -> (B',), rows
+    independent); returns the best (variable, loss) seen per row. prune (after, keep): after `after`
+    steps only the `keep` rows with the lowest loss so far go on, the others keep what they had (the
+    objective sees those rows alone from then on). Only the variable's gradient is computed, not that
+    of the model weights the objective runs through (docs/model.md: a fit takes 13 % less time);
+    works inside torch.no_grad() too. The update is torch.optim.Adam's (test_kinematics checks they
+    agree), written out because constructing that optimiser imports torch's compiler stack (1.7 s per
+    `neurok ik`)."""
     variable = variable.detach().clone()
     first, second = torch.zeros_like(variable), torch.zeros_like(variable)
     best_value = variable.clone()
-    best_loss = torch.full((variable.shape[0],), float("inf"), device=variable.device)
+    best_loss = None  # (B,), in the objective's dtype
+    rows = torch.arange(variable.shape[0], device=variable.device)  # the rows still going on
     for step in range(steps + 1):
+        if prune is not None and step == prune[0] > 0 and prune[1] < len(rows):
+            going_on = torch.argsort(best_loss[rows])[:max(1, prune[1])]
+            rows, variable, first, second = rows[going_on], variable[going_on], first[going_on], second[going_on]
         with torch.enable_grad():
             variable.requires_grad_(True)
             loss = objective(variable)
             gradient = torch.autograd.grad(loss.sum(), variable)[0] if step < steps else None
         with torch.no_grad():
             variable = variable.detach()
-            better = loss < best_loss
-            best_loss = torch.where(better, loss.detach(), best_loss)
-            best_value[better] = variable[better]
+            if best_loss is None:
+                best_loss = torch.full((len(rows),), float("inf"), dtype=loss.dtype, device=loss.device)
+            better = loss < best_loss[rows]
+            best_loss[rows[better]] = loss.detach()[better]
+            best_value[rows[better]] = variable[better]
             if gradient is None:
                 break
             first.mul_(betas[0]).add_(gradient, alpha=1 - betas[0])
@@ -362,7 +383,9 @@ def fit_pose(instance: NeuROKInstance, target_points: torch.Tensor, config: IKCo
         def q_objective(q: torch.Tensor) -> torch.Tensor:
             return objective(instance.rest_latent + q @ basis.T)
 
-        q_all, start_losses = adam_on_rows(start_offsets @ basis, q_objective, config.q_steps, config.q_rate)
+        prune = (config.q_prune_after, config.q_keep) if config.q_keep > 0 else None
+        q_all, start_losses = adam_on_rows(start_offsets @ basis, q_objective, config.q_steps, config.q_rate,
+                                           prune=prune)
         best = int(torch.argmin(start_losses))
         z = (instance.rest_latent + q_all[best:best + 1] @ basis.T).detach()
         loss = start_losses[best:best + 1]

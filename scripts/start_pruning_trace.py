@@ -47,21 +47,15 @@ def replay(path: str) -> None:
     """Print each schedule's outcome on the batched calls of a trace (unpruned ones only)."""
     with open(path) as f:
         calls = [c for c in json.load(f) if c["B"] > 1 and all(len(row) == c["B"] for row in c["losses"])]
+    bests = [np.minimum.accumulate(np.array(c["losses"]), axis=0) for c in calls]  # (steps + 1, B) each
     spread = []
-    for c in calls:
-        best = np.minimum.accumulate(np.array(c["losses"]), axis=0)
-        winner = int(best[-1].argmin())
-        tail = np.array(c["losses"])[-16:, winner]
+    for c, best in zip(calls, bests):
+        tail = np.array(c["losses"])[-16:, int(best[-1].argmin())]
         spread.append(tail.std() / tail.mean())
     print(f"{len(calls)} batched q stages; the winner's objective over its last 16 steps varies by "
           f"{np.median(spread):.1%} (median relative standard deviation)")
     for after, keep in SCHEDULES:
-        ratios = []
-        for c in calls:
-            best = np.minimum.accumulate(np.array(c["losses"]), axis=0)
-            kept = np.argsort(best[after - 1])[:keep]
-            ratios.append(best[-1][kept].min() / best[-1].min())
-        r = np.array(ratios)
+        r = np.array([best[-1][np.argsort(best[after - 1])[:keep]].min() / best[-1].min() for best in bests])
         print(f"after {after:2d} keep {keep}: winner dropped in {int((r > 1).sum()):2d}/{len(r)}; best kept ends "
               f">1% above it in {int((r > 1.01).sum())}, >5% in {int((r > 1.05).sum())}, worst {r.max():.3f}")
 

@@ -267,8 +267,8 @@ def fit_pca_pose(subspace: PCASubspace, vertices: np.ndarray, faces: np.ndarray,
     starts = torch.randn(max(2, config.starts), subspace.dim, generator=generator)
     starts[0] = 0.0
     starts[1] = torch.as_tensor(subspace.coefficients_of(np.zeros_like(subspace.mean)), dtype=torch.float32)
-    prune = (config.prune_after, config.keep) if config.keep > 0 else None
-    values, start_losses = adam_on_rows(starts, objective, config.steps, config.rate, prune=prune)
+    values, start_losses = adam_on_rows(starts, objective, config.steps, config.rate,
+                                        prune=(config.prune_after, config.keep))
     best = int(torch.argmin(start_losses))
     c, loss = values[best:best + 1], start_losses[best:best + 1]
     if config.refine_steps > 0:

@@ -149,9 +149,10 @@ def sample_set_seeds(seed: int, sets: int) -> list[int]:
 class IKResult:
     """q (k_q,), z (k,): the fit (q = A^T (z - z_rest); z is the fit itself, also when it left the
     subspace in the z refinement or the fallback); loss: its objective; start_losses (starts,) after
-    the q stage (a start dropped by q_keep: its best before it was dropped); seconds: wall time of the fit; surface_errors: {"fit", "rest", "sampling_gap"} of the
-    rest check (normalised units squared), and kept_rest: whether the input pose won it; full_space: whether
-    the returned fit came from the full-latent-space fallback; vertices: (n, 3) float64, the fitted
+    the q stage (a start dropped by q_keep: its best before it was dropped); seconds: wall time of the
+    fit; surface_errors: {"fit", "rest", "sampling_gap"} of the rest check (normalised units squared),
+    and kept_rest: whether the input pose won it; full_space: whether the returned fit came from the
+    full-latent-space fallback; vertices: (n, 3) float64, the fitted
     mesh in the input's frame, units and vertex order (z decoded, then its rigid pieces projected)."""
 
     q: torch.Tensor
@@ -253,7 +254,7 @@ def adam_on_rows(variable: torch.Tensor, objective, steps: int, rate: float,
     """Adam on a batch of independent variables (B, d) (objective: (B', d) -> (B',), rows
     independent); returns the best (variable, loss) seen per row. prune (after, keep): after `after`
     steps only the `keep` rows with the lowest loss so far go on, the others keep what they had (the
-    objective sees those rows alone from then on). Only the variable's gradient is computed, not that
+    objective sees those rows alone from then on); keep 0 prunes nothing. Only the variable's gradient is computed, not that
     of the model weights the objective runs through (docs/model.md: a fit takes 13 % less time);
     works inside torch.no_grad() too. The update is torch.optim.Adam's (test_kinematics checks they
     agree), written out because constructing that optimiser imports torch's compiler stack (1.7 s per
@@ -264,8 +265,8 @@ def adam_on_rows(variable: torch.Tensor, objective, steps: int, rate: float,
     best_loss = None  # (B,), in the objective's dtype
     rows = torch.arange(variable.shape[0], device=variable.device)  # the rows still going on
     for step in range(steps + 1):
-        if prune is not None and step == prune[0] > 0 and prune[1] < len(rows):
-            going_on = torch.argsort(best_loss[rows])[:max(1, prune[1])]
+        if prune is not None and step == prune[0] > 0 and 0 < prune[1] < len(rows):
+            going_on = torch.argsort(best_loss[rows])[:prune[1]]
             rows, variable, first, second = rows[going_on], variable[going_on], first[going_on], second[going_on]
         with torch.enable_grad():
             variable.requires_grad_(True)
@@ -383,9 +384,8 @@ def fit_pose(instance: NeuROKInstance, target_points: torch.Tensor, config: IKCo
         def q_objective(q: torch.Tensor) -> torch.Tensor:
             return objective(instance.rest_latent + q @ basis.T)
 
-        prune = (config.q_prune_after, config.q_keep) if config.q_keep > 0 else None
         q_all, start_losses = adam_on_rows(start_offsets @ basis, q_objective, config.q_steps, config.q_rate,
-                                           prune=prune)
+                                           prune=(config.q_prune_after, config.q_keep))
         best = int(torch.argmin(start_losses))
         z = (instance.rest_latent + q_all[best:best + 1] @ basis.T).detach()
         loss = start_losses[best:best + 1]

@@ -2,7 +2,11 @@
 neurok_ros/evaluation/prior_samples.py); writes a table, the raw numbers and one contact sheet per
 laptop with each sample's angle in its title.
 
-    .venv/bin/python scripts/prior_sample_checks.py --data DATASET_DIR --out docs/model/prior_samples.md
+    .venv/bin/python scripts/prior_sample_checks.py --data DATASET_DIR --out out/prior/prior_samples.md \
+        --seeds 3 --pools 0 64 --sheets 5
+
+docs/model.md's table and docs/figures/prior_samples_laptop_0041.png (the sheet of the fifth laptop)
+come from that command.
 """
 from __future__ import annotations
 
@@ -23,7 +27,7 @@ from neurok_ros.visualisation.sample_sheet import render_sample_sheet
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True, help="dataset folder (manifest.json with a test split)")
-    parser.add_argument("--out", default="docs/model/prior_samples.md")
+    parser.add_argument("--out", default="out/prior/prior_samples.md")
     parser.add_argument("--count", type=int, default=5, help="laptops from the test split")
     parser.add_argument("--samples", type=int, default=8, help="prior samples per laptop")
     parser.add_argument("--sheets", type=int, default=1, help="contact sheets for the first N laptops")

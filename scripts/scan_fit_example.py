@@ -3,6 +3,8 @@ hinge, seen by one depth camera in front of it and above (3000 area-uniform samp
 camera sees), fitted with `neurok fit --partial`.
 
     .venv/bin/python scripts/scan_fit_example.py OUT_DIR      (writes laptop.ply, view.npy, fitted.ply, fit.png)
+
+fit.png is docs/figures/scan_fit_laptop.png.
 """
 import sys
 from pathlib import Path

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Keep scripts/train_stages.sh runs across machines that do not keep /tmp: copy each stage's
 # checkpoints, training logs and (for a stage still under way) optimizer sidecars into a folder that
-# is committed, and back.
+# outlives the machine (a persistent disk; checkpoints/ in the repository is ignored by git), and back.
 #
 #   scripts/stage_snapshot.sh save OUT_ROOT SNAPSHOT      (e.g. /tmp/fb checkpoints/full_budget_ablations)
 #   scripts/stage_snapshot.sh restore SNAPSHOT OUT_ROOT   (then rerun scripts/train_stages.sh OUT_ROOT)

@@ -55,7 +55,7 @@ def register(subparsers) -> None:
                         help="IK prior weight w of 1/2 w |z - mu|^2 (default: IKConfig's)")
     parser.add_argument("--ik-sample-sets", type=_positive_int, metavar="N",
                         help="seeded sets of decoded SOURCE samples the IK objective cycles through, a fresh set "
-                             "at each evaluation; 1: one fixed set, the fit before 2026-11-29 (default: IKConfig's)")
+                             "at each evaluation; 1: one fixed set for the whole fit (default: IKConfig's)")
     parser.add_argument("--ik-rigidity-weight", type=float, metavar="W",
                         help="IK weight of the rigid pieces' rigidity residual in the objective (default: IKConfig's)")
     parser.add_argument("--ik-piece-steps", type=int, metavar="N",
@@ -68,8 +68,8 @@ def register(subparsers) -> None:
                         help="IK starts that go on after the first steps of the q stage, the others dropped; 0: "
                              "all (default: IKConfig's)")
     parser.add_argument("--no-rigid-pieces", action="store_true",
-                        help="fit a mesh of several connected pieces as one deforming surface, as before "
-                             "2026-12-01 (default: each piece moves rigidly)")
+                        help="fit a mesh of several connected pieces as one deforming surface (default: each "
+                             "piece moves rigidly)")
     parser.add_argument("--fits", type=_positive_int, default=1, metavar="K",
                         help="every NeuROK-type row predicts the vertex mean of K fits, each from its own encoding "
                              "samples and IK starts (default: 1, the single fit)")
@@ -238,8 +238,8 @@ def load_reuse(paths: list[str], config):
     return replace(config, reuse=index_records(sources), reuse_sources=tuple(names))
 
 
-# IKConfig.z_steps before 2026-11-30. A --json file of that time stores no "ik"; where its command
-# names no --ik-steps, its fits took this many steps in z.
+# IKConfig.z_steps before --json files stored their IK settings. A --json file without "ik" is of
+# that time; where its command names no --ik-steps, its fits took this many steps in z.
 Z_STEPS_BEFORE_STORED_IK = 40
 # IKConfig fields added since "ik" was first stored, with the values that give the fit of before
 # (a stored "ik" without them was fitted so).

@@ -1,4 +1,4 @@
-"""`neurok metrics SOURCE TARGET`: Chamfer-L1/L2 and volumetric IoU of two mesh files (DESIGN §2).
+"""`neurok metrics SOURCE TARGET`: Chamfer-L1/L2 and volumetric IoU of two mesh files (docs/architecture.md §4).
 
 Both meshes are normalised by SOURCE's bounding box (centre, longest side 1).
 """

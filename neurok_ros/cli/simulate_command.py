@@ -70,8 +70,8 @@ def register(subparsers) -> None:
     parser.add_argument("--energy-plot", metavar="PNG", help="also plot T, V and T + V against time here")
     parser.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     parser.add_argument("--threads", type=int,
-                        help="torch CPU threads (default: torch's, all cores). Use 1 on a busy machine: "
-                             "with other jobs on 2 cores, 2 threads took 187 s against 33 s for one")
+                        help="torch CPU threads (default: torch's, all cores). Use 1 on a busy machine, "
+                             "where more threads than free cores slow the run down")
     add_model_options(parser)
     parser.set_defaults(func=run)
 

@@ -1,4 +1,4 @@
-"""Shape metrics comparable with the literature (Occupancy Networks' evaluation), DESIGN §2.
+"""Shape metrics comparable with the literature (Occupancy Networks' evaluation), docs/architecture.md §4.
 
 Both shapes are first normalised with the SOURCE mesh's NormalisingTransform, so numbers are in
 units of the source's longest bounding-box side.

@@ -1,4 +1,4 @@
-"""The normalising transform of DESIGN §2: bounding-box centre to the origin, longest side to 1.
+"""The normalising transform of docs/architecture.md §4: bounding-box centre to the origin, longest side to 1.
 
 normalised = (p - centre) * scale; p = normalised / scale + centre. Every output of the library
 goes back to the input mesh's frame and units through `invert`.

@@ -15,7 +15,7 @@ point. 100k uniform points in the padded box around the 10k-vertex laptop: a fif
 by one, and the whole pass takes a third of the point-by-point time (docs/benchmarks.md). An open
 surface (a cloth) is evaluated point by point. libigl's w is an approximation, but its error is far
 below the 0.5 that would flip an answer: on the 340 closed meshes of the evaluation's 200 test pairs
-not one of 100k points per mesh was answered differently (scripts/occupancy_check.py).
+not one of 100k points per mesh was answered differently (docs/experiments.md, "octree IoU").
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Drive every mesh vertex by its k nearest surface samples (DESIGN §2).
+"""Drive every mesh vertex by its k nearest surface samples (docs/architecture.md §4).
 
 A vertex takes the inverse-distance-weighted blend of the deformations of its k nearest samples:
 dual-quaternion linear blending for per-sample rigid transforms (rigid parts stay rigid), or a

@@ -1,4 +1,4 @@
-"""Active subspace of a decoder around the prior mean (DESIGN §4).
+"""Active subspace of a decoder around the prior mean (docs/architecture.md §7).
 
 Sample z_i ~ N(mu, I); G(z) = ||delta_pred(z)||_2 over the query points; C = mean(grad G grad G^T);
 the eigenvectors of C with the largest eigenvalues span the directions in which the shape changes
@@ -76,6 +76,6 @@ def gaussian_draws(mean: torch.Tensor, num_samples: int, seed: int = 0) -> torch
 def active_subspace(deformation_norm: Callable[[torch.Tensor], torch.Tensor], latents: torch.Tensor,
                     explained_variance: float = 0.99, max_coords: int = 16) -> Subspace:
     """The active subspace of deformation_norm over prior draws latents (S, k): gaussian_draws for
-    the N(mu, I) prior of DESIGN §4, or the posterior bank's draws (instance.py)."""
+    the N(mu, I) prior of docs/architecture.md §7, or the posterior bank's draws (instance.py)."""
     C = gradient_outer_product(deformation_norm, latents)
     return subspace_from_outer_product(C, explained_variance, max_coords)

@@ -1,11 +1,11 @@
-"""A NeuROK instance: one static mesh encoded by the model, with its active subspace (DESIGN §3-4).
+"""A NeuROK instance: one static mesh encoded by the model, with its active subspace (docs/architecture.md §6-7).
 
     instance = encode_mesh(model, vertices, faces)
     instance.decode(q)   # (n, 3) float64, the input mesh's frame, units and vertex order
 
 Generalised coordinates: z = z_rest + A q, where z_rest is the posterior mean of "no deformation"
 (so q = 0 is the input pose itself, the natural initial state of a simulation) and A (k, k_q) is
-the active subspace of the prior N(mu, I) (DESIGN §4).
+the active subspace of the prior N(mu, I) (docs/architecture.md §7).
 
 Rest anchoring (EncodingConfig.anchor_rest, on by default): the decoder reproduces the input pose
 at z_rest only approximately (about 1-2% of the object's size). Each point's deformation is
@@ -16,7 +16,7 @@ pose keeps the input's detail instead of the decoder's reconstruction error.
 Prior draws (sample_latents: `neurok sample`): when the checkpoint carries a posterior bank
 (neurok_ros/model/posterior_bank.py), z = z_rest + the latent offset of a training pose of one of the
 nearest training shapes; without one, z ~ N(mu, I). The active subspace and the IK's starts keep the
-N(mu, I) draws of DESIGN §4 (bank draws there were measured no better: docs/model.md).
+N(mu, I) draws of docs/architecture.md §7 (bank draws there were measured no better: docs/model.md).
 
 Everything inside works in the mesh's normalised frame (bounding-box centre at 0, longest side 1);
 decode maps back. The decoder's query points are independent of each other, so the mesh vertices

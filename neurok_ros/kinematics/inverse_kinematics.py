@@ -16,9 +16,9 @@ mean, draws z ~ N(mu, I) projected on the subspace and, when the checkpoint carr
 the motions z_rest + offset of the nearest training shapes. The decoder is flat at z_rest, so a real
 motion is reached from a bank motion near it, not from q = 0 (test split: door IoU 0.37 -> 0.64).
 The chosen starts run as one batch of Adam in q, in the span of the subspace and the bank motions
-(span_with); after q_prune_after steps only the q_keep best go on (since 2026-12-02, session 41: the
-same fits within noise on 40 val pairs in 29 % less time, docs/model.md, "Pruned starts"); the best
-is then refined in the full latent space z.
+(span_with); after q_prune_after steps only the q_keep best go on (the same fits within noise on
+40 val pairs in 29 % less time, docs/model.md, "Pruned starts"); the best is then refined in the
+full latent space z.
 
 Last, the fit must beat the input pose itself (q = 0, which decodes to SOURCE exactly) on a
 measure that sampling noise cannot fool (`surface_error`: the observed points' squared distance to
@@ -39,13 +39,13 @@ of each moving part's motion into the parts beside it; on a thin-walled box that
 more IoU than the lid's error (docs/model.md, "Rigid pieces"). A single-piece mesh (a scan, a soft
 body, a cloth) is fitted as before.
 
-Piece registration (piece_steps > 0; on by default since 2026-12-02, measured in docs/model.md,
+Piece registration (piece_steps > 0; on by default, measured in docs/model.md,
 "Piece registration"): after the fit, the groups of pieces the fit moves alike are each moved by the rigid
 motion that best matches the observed points (kinematics/piece_registration.py), and that is kept
 when it lowers the surface error. The decoder's pose error (a lid a few degrees short) is then the
 observation's to correct, not the model's.
 
-Link assignment (piece_links; on by default since 2026-12-02, docs/model.md, "Link assignment"): then
+Link assignment (piece_links; on by default, docs/model.md, "Link assignment"): then
 every group takes rest, its own motion or another group's, as the observation decides, preferring rest
 and shared motions where it cannot tell (kinematics/link_assignment.py): a drawer the decoder tore
 into pieces moving different distances moves as one again, and a carcass wall that caught a little of
@@ -86,7 +86,7 @@ class IKConfig:
     out of the objective's observed-to-decoded term and of the rest check's observed-to-surface term
     (outliers: a gripper or a hand in the view; 0 keeps every point); sample_sets: the objective's
     decoded samples come from this many seeded sets of `points` source samples, the next set at
-    each evaluation (1: one fixed set, the fit before 2026-11-29); rigid_pieces: a mesh of several
+    each evaluation (1: one fixed set for the whole fit); rigid_pieces: a mesh of several
     connected pieces is fitted as rigid pieces (module docstring), rigidity_weight times their
     rigidity residual (normalised units squared, as the Chamfer term) joining the objective;
     piece_steps, piece_tolerance: ICP steps of the piece registration after the fit (0: none), and
@@ -100,7 +100,7 @@ class IKConfig:
     points: int = 1024
     starts: int = 8
     q_steps: int = 40
-    z_steps: int = 80  # 40 before 2026-11-30: 80 fit better on val and test pairs (docs/model.md)
+    z_steps: int = 80  # 80 fit better than 40 on val and test pairs; 160 no better (docs/model.md)
     q_rate: float = 0.15
     z_rate: float = 0.1
     prior_weight: float = 1e-6
@@ -111,13 +111,13 @@ class IKConfig:
     partial: bool = False
     trim: float = 0.0
     sample_sets: int = 16
-    rigid_pieces: bool = True  # False before 2026-12-01 (docs/model.md, "Rigid pieces")
+    rigid_pieces: bool = True  # fit a multi-piece mesh as rigid pieces (docs/model.md, "Rigid pieces")
     rigidity_weight: float = 0.3  # chosen on 40 val pairs among 0.1, 0.3, 1 and 3 (docs/model.md)
-    piece_steps: int = 20  # 0 (none) before 2026-12-02: +0.029 IoU on 40 val pairs (docs/model.md)
+    piece_steps: int = 20  # ICP steps of the piece registration; 0: none (+0.029 IoU on 40 val pairs, docs/model.md)
     piece_tolerance: float = 0.01
-    piece_links: bool = True  # False before 2026-12-02 (session 40): +0.028 IoU on 40 val pairs (docs/model.md)
+    piece_links: bool = True  # link assignment after the registration (+0.028 IoU on 40 val pairs, docs/model.md)
     piece_link_tolerance: float = 0.01
-    q_keep: int = 2  # 0 (all 8) before 2026-12-02 (session 41): fits 29 % faster (docs/model.md, "Pruned starts")
+    q_keep: int = 2  # starts kept after q_prune_after steps; 0: all (docs/model.md, "Pruned starts")
     q_prune_after: int = 10
     seed: int = 0
 

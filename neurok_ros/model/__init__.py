@@ -1,4 +1,4 @@
-"""The NeuROK conditional VAE (DESIGN §3), one block per file.
+"""The NeuROK conditional VAE (docs/architecture.md §6), one block per file.
 
 fourier_embedding  xyz -> Fourier features -> width
 attention          explicit matmul + softmax attention (forward-mode AD passes through)

@@ -1,7 +1,7 @@
 """Training loss: reconstruction + lambda * KL(q(z | delta) || N(mu_cond, I)).
 
 Reconstruction, per pair, summed over the query points (the squared norm of the whole deformation
-field, ||delta_sample - delta_pred||^2 of DESIGN §3, so lambda = 0.01 keeps its meaning of a Gaussian
+field, ||delta_sample - delta_pred||^2 of docs/architecture.md §6, so lambda = 0.01 keeps its meaning of a Gaussian
 likelihood with 2 sigma^2 = lambda rather than shrinking with the point count):
   dual-quaternion output: dq_weight * min(|p - t|^2, |p + t|^2) (q and -q are the same transform)
                           + position_weight * |apply(p, x) - x_b|^2 (what the metrics measure);

@@ -1,6 +1,6 @@
 """Posterior bank: the prior of a mesh taken from the posteriors of similar training shapes.
 
-With the KL weight of 0.01 (DESIGN §3) the posteriors do not fill N(mu, I). Measured on the shipped
+With the KL weight of 0.01 (docs/architecture.md §6) the posteriors do not fill N(mu, I). Measured on the shipped
 model (docs/model.md, "Posterior bank"): the posterior means of a test laptop's poses lie 9-16
 latent units from its rest latent and span lid angles of -67 to +43 degrees. Draws from N(mu, I) at
 the same distance go in directions the decoder hardly uses and turn the lid by a few degrees.

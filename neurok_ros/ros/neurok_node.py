@@ -1,4 +1,4 @@
-"""neurok_node: meshes and contact actions in, predicted vertex trajectories out (DESIGN §7,
+"""neurok_node: meshes and contact actions in, predicted vertex trajectories out (docs/architecture.md §10,
 msg/README.md). An observed point cloud of the object (~/observation) sets the state that the next
 actions start from: the received mesh's learned space is fitted to it (kinematics/scan_fit.py).
 

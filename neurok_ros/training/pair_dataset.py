@@ -5,7 +5,7 @@ Surface points are sampled area-uniformly on M0 = pose a (face id + barycentric)
 evaluated on pose b are the targets; the per-point rigid transform a -> b is the barycentric
 dual-quaternion blend of the three corners' dq_b * dq_a^-1 (exact for a face inside one rigid part).
 With augmentation a random rotation is applied to the pair first; then the pair is normalised by
-M0's bounding box (DESIGN §2, as at inference); then a random isotropic scale about the origin.
+M0's bounding box (docs/architecture.md §4, as at inference); then a random isotropic scale about the origin.
 Everything is one similarity x -> s R x + shift, applied consistently to points and dual quaternions.
 
 Item of a PairDataset (float32 numpy arrays, normalised frame of M0):

@@ -5,8 +5,8 @@ per-pair optimum by a wide margin on some motions. Sliding drawers and windows a
 (docs/model.md, "The encoder misses the slides"): the training objective at the mean E_vae gives is
 about twice that at the best mean for the same pair, whose decode reproduces three times the travel.
 Refining the mean, as a semi-amortised VAE does at training time, closes most of that gap after
-training, wherever a pair's true motion is known: in scripts/amortisation_gap_check.py, and in the
-posterior bank, which is built from training pairs (`neurok bank --refine-steps`; off by default).
+training, wherever a pair's true motion is known: in the amortisation-gap study (docs/experiments.md),
+and in the posterior bank, which is built from training pairs (`neurok bank --refine-steps`; off by default).
 
     mean* = argmin_mean  recon(decode(mean), pair) + kl_weight * KL(N(mean, exp(logvar)) || N(prior, I))
 

@@ -1,4 +1,4 @@
-"""Procedural articulated objects with exact per-part rigid motion (DESIGN.md section 6).
+"""Procedural articulated objects with exact per-part rigid motion (docs/architecture.md §5).
 
 ARTICULATED_CATEGORIES maps a category name to `generate(seed, num_frames) -> Instance`; every
 generator is deterministic in its seed (np.random.default_rng(seed)).

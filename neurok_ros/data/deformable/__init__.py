@@ -1,4 +1,4 @@
-"""Elastic bodies and cloth simulated with MuJoCo 4 flexes (DESIGN §6).
+"""Elastic bodies and cloth simulated with MuJoCo 4 flexes (docs/architecture.md §5).
 
 ELASTIC_CATEGORIES (kind "elastic", dim=3 soft solids) and CLOTH_CATEGORIES (kind "cloth", dim=2
 sheets) map a category name to generate(seed, num_frames) -> Instance, deterministic in the seed.

@@ -8,7 +8,7 @@ SYSPY   ?= python3
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt setup.py setup.cfg
+$(STAMP): requirements.txt requirements-nodeps.txt setup.py setup.cfg
 	@if [ "$$(id -u)" = "0" ] && ! ldconfig -p | grep -q libusb-1.0.so.0; then \
 		echo "installing libusb-1.0-0 (needed by open3d)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libusb-1.0-0 >/dev/null; \
@@ -16,6 +16,7 @@ $(STAMP): requirements.txt setup.py setup.cfg
 	@test -x $(PYTHON) || $(SYSPY) -m venv $(VENV)
 	$(PYTHON) -m pip install -q --upgrade pip
 	$(PYTHON) -m pip install -q -r requirements.txt
+	$(PYTHON) -m pip install -q --no-deps -r requirements-nodeps.txt
 	$(PYTHON) -m pip install -q --no-deps --no-build-isolation -e .
 	@touch $(STAMP)
 

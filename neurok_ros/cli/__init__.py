@@ -21,6 +21,8 @@ COMMAND_MODULES = (
     "neurok_ros.cli.ik_command",
     "neurok_ros.cli.fit_command",
     "neurok_ros.cli.sample_command",
+    "neurok_ros.cli.articulate_command",
+    "neurok_ros.cli.articulation_eval_command",
     "neurok_ros.cli.bank_command",
     "neurok_ros.cli.eval_command",
     "neurok_ros.cli.simulate_command",

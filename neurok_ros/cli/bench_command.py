@@ -1,7 +1,7 @@
 """`neurok bench`: run the benchmarks and write docs/benchmarks.md."""
 from __future__ import annotations
 
-GROUPS = ("geometry", "ros", "data", "dynamics", "simulate", "ik", "node")
+GROUPS = ("geometry", "ros", "data", "dynamics", "simulate", "ik", "articulate", "node")
 
 
 def register(subparsers) -> None:
@@ -42,6 +42,10 @@ def run(args) -> int:
         from neurok_ros.benchmarks.inverse_kinematics_benchmarks import benchmark_inverse_kinematics
         return benchmark_inverse_kinematics()
 
+    def articulate():
+        from neurok_ros.benchmarks.articulation_benchmarks import benchmark_articulation
+        return benchmark_articulation()
+
     def node():
         from neurok_ros.ros.node_benchmarks import benchmark_node
         return benchmark_node()
@@ -51,6 +55,7 @@ def run(args) -> int:
                "dynamics": ("Latent dynamics: curvature term, forward AD vs Christoffel symbols", dynamics),
                "simulate": ("neurok simulate: 10k-vertex mesh, 2 s at 30 fps", simulate),
                "ik": ("neurok ik: 10k-vertex mesh", ik),
+               "articulate": ("neurok articulate: 10k-vertex mesh", articulate),
                "node": ("neurok_node: start, first mesh, action-to-trajectory latency", node)}
     groups, notes = {}, {}
     with CpuShare() as share:

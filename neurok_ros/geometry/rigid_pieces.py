@@ -47,6 +47,48 @@ def vertex_pieces(faces, num_vertices: int) -> np.ndarray:
     return np.where(labels >= 0, renumber[np.maximum(labels, 0)], -1)
 
 
+WELD_TOLERANCE = 1e-5  # fraction of the bounding-box diagonal
+
+
+def boundary_vertices(faces, num_vertices: int) -> np.ndarray:
+    """(n,) bool: the vertices on an open boundary (an edge that only one face uses)."""
+    F = np.asarray(faces, dtype=np.int64)
+    edges = np.sort(np.stack([F, np.roll(F, -1, axis=1)], axis=-1).reshape(-1, 2), axis=1)
+    unique, counts = np.unique(edges, axis=0, return_counts=True)
+    out = np.zeros(num_vertices, dtype=bool)
+    out[unique[counts == 1].ravel()] = True
+    return out
+
+
+def welded_pieces(vertices, faces, tolerance: float = WELD_TOLERANCE) -> np.ndarray:
+    """(n,) int64: the connected piece of each vertex once the open boundaries that coincide are
+    welded (a UV seam or a triangle-soup export does not split a surface, while closed parts that
+    merely touch, a lid on its box, stay apart), numbered 0..P-1; -1 for vertices no face uses.
+    tolerance: a fraction of the bounding-box diagonal. A single piece is 0 everywhere."""
+    import scipy.sparse as sparse
+    from scipy.sparse.csgraph import connected_components
+    from scipy.spatial import cKDTree
+
+    V, F = np.asarray(vertices, dtype=np.float64), np.asarray(faces, dtype=np.int64)
+    n = len(V)
+    rows, cols = [F.ravel()], [np.roll(F, 1, axis=1).ravel()]
+    open_ends = np.flatnonzero(boundary_vertices(F, n))
+    if len(open_ends) > 1:
+        radius = tolerance * float(np.linalg.norm(np.ptp(V, axis=0)))
+        pairs = cKDTree(V[open_ends]).query_pairs(r=radius, output_type="ndarray")
+        rows.append(open_ends[pairs[:, 0]])
+        cols.append(open_ends[pairs[:, 1]])
+    rows, cols = np.concatenate(rows), np.concatenate(cols)
+    graph = sparse.coo_matrix((np.ones(rows.size), (rows, cols)), shape=(n, n))
+    _, labels = connected_components(graph, directed=False)
+    used = np.zeros(n, dtype=bool)
+    used[F.ravel()] = True
+    _, renumbered = np.unique(labels[used], return_inverse=True)
+    out = np.full(n, -1, dtype=np.int64)
+    out[used] = renumbered
+    return out
+
+
 def vertex_areas(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
     """(n,) float64: a third of the area of the faces around each vertex (mesh units squared)."""
     V, F = np.asarray(vertices, dtype=np.float64), np.asarray(faces, dtype=np.int64)
@@ -119,8 +161,8 @@ class RigidPieces:
     @classmethod
     def of_mesh(cls, vertices: np.ndarray, faces: np.ndarray) -> "RigidPieces | None":
         """The pieces of a mesh (vertices (n, 3), faces (m, 3)), or None for a single-piece mesh."""
-        labels = vertex_pieces(faces, len(vertices))
-        if not (labels >= 0).any():
+        labels = welded_pieces(vertices, faces)
+        if labels.max() < 1:
             return None
         return cls(labels, vertex_areas(vertices, faces))
 

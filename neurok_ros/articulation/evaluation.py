@@ -1,0 +1,146 @@
+"""Scoring an articulation readout against an instance's true parts and joints (GEOPARD / PARIS
+protocol, docs/articulation.md).
+
+For each true joint, in the pose the readout saw:
+  type       whether the matched predicted joint has the same type
+  axis_deg   angle between the two axis lines, in [0, 90] degrees
+  pivot      distance of the true axis point from the predicted axis line over the bounding-box
+             diagonal (revolute joints only; None for prismatic)
+  child_iou  IoU of the vertices the two joints move (the child part and its descendants)
+True joints are matched one to one with predicted joints by child IoU (Hungarian). An unmatched true
+joint scores as a miss (type wrong, 90 degrees, pivot 1, IoU 0). True joints that move the same
+child (a bottle cap that screws: a twist and a lift) count once, by the one that moves it most.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from neurok_ros.articulation.articulation import Articulation
+from neurok_ros.data.instance_format import Instance
+from neurok_ros.geometry import dual_quaternion as dq
+
+
+@dataclass
+class TrueJoint:
+    """A true joint in the pose of one frame: name, type, axis (3,), origin (3,), moved (n,) bool."""
+
+    name: str
+    type: str
+    axis: np.ndarray
+    origin: np.ndarray
+    moved: np.ndarray
+
+
+def true_joints(instance: Instance, frame: int) -> list[TrueJoint]:
+    """The instance's joints as they are in `frame` (a chain's inner joints move with their parent)."""
+    out, seen = [], {}
+    radius = np.ptp(instance.rest_vertices, axis=0).max()
+    for j, joint in enumerate(instance.joints):
+        moved = np.isin(instance.part_ids, joint["child_parts"])
+        parent = np.flatnonzero(instance.part_ids == joint["parent_part"])
+        R, t = dq.to_rotation_translation(instance.vertex_dual_quaternions[frame, parent[0]].astype(np.float64))
+        axis = R @ np.asarray(joint["axis"], dtype=np.float64)
+        origin = R @ np.asarray(joint["pivot"], dtype=np.float64) + t
+        lo, hi = joint["range"]
+        reach = (hi - lo) * (radius if joint["type"] == "revolute" else 1.0)
+        key = tuple(sorted(joint["child_parts"]))
+        if key in seen and seen[key][0] >= reach:
+            continue
+        seen[key] = (reach, len(out) if key not in seen else seen[key][1])
+        entry = TrueJoint(joint["name"], joint["type"], axis / np.linalg.norm(axis), origin, moved)
+        if seen[key][1] < len(out):
+            out[seen[key][1]] = entry
+        else:
+            out.append(entry)
+    return out
+
+
+def subtree(articulation: Articulation, part: int) -> np.ndarray:
+    """(n,) bool: the vertices of `part` and of every part below it."""
+    parts, frontier = {part}, [part]
+    while frontier:
+        frontier = [j.child for j in articulation.joints if j.parent in frontier and j.child not in parts]
+        parts.update(frontier)
+    return np.isin(articulation.labels, sorted(parts))
+
+
+def line_distance(point: np.ndarray, origin: np.ndarray, axis: np.ndarray) -> float:
+    """Distance of point (3,) from the line through origin (3,) along the unit axis (3,)."""
+    offset = point - origin
+    return float(np.linalg.norm(offset - axis * (offset @ axis)))
+
+
+def score_readout(predicted: Articulation, truth: list[TrueJoint], vertices: np.ndarray) -> list[dict]:
+    """One row per true joint (module docstring)."""
+    from scipy.optimize import linear_sum_assignment
+
+    diagonal = float(np.linalg.norm(np.ptp(vertices, axis=0)))
+    moved = [subtree(predicted, j.child) for j in predicted.joints]
+    iou = np.zeros((len(truth), len(moved)))
+    for a, true in enumerate(truth):
+        for b, mask in enumerate(moved):
+            union = np.logical_or(true.moved, mask).sum()
+            iou[a, b] = np.logical_and(true.moved, mask).sum() / union if union else 0.0
+    match = dict(zip(*linear_sum_assignment(-iou))) if moved else {}
+    rows = []
+    for a, true in enumerate(truth):
+        b = match.get(a)
+        if b is None or iou[a, b] == 0.0:
+            rows.append({"joint": true.name, "true_type": true.type, "type": False, "axis_deg": 90.0,
+                         "pivot": 1.0 if true.type == "revolute" else None, "child_iou": 0.0})
+            continue
+        joint = predicted.joints[b]
+        angle = float(np.degrees(np.arccos(np.clip(abs(joint.axis @ true.axis), 0.0, 1.0))))
+        pivot = (line_distance(true.origin, joint.origin, joint.axis) / diagonal
+                 if true.type == "revolute" else None)
+        rows.append({"joint": true.name, "true_type": true.type, "type": joint.type == true.type,
+                     "axis_deg": angle, "pivot": pivot, "child_iou": float(iou[a, b])})
+    return rows
+
+
+def evaluate_files(model, paths: list, frame: int | None = None, config=None, progress: bool = True) -> list[dict]:
+    """Read out every instance file and score it; frame: the pose shown (default: the middle frame of
+    procedural instances, the rest frame 0 of instances with more than one joint sweep)."""
+    from tqdm import tqdm
+
+    from neurok_ros.articulation.readout import ReadoutConfig, articulate
+    from neurok_ros.data.instance_format import load_instance
+
+    rows = []
+    for path in tqdm(paths, desc="articulation readout", unit="object", disable=not progress):
+        instance = load_instance(path)
+        shown = (instance.num_frames // 3 if frame is None else frame) if instance.num_frames <= 16 else 0
+        vertices = instance.frames[shown].astype(np.float64)
+        readout = articulate(model, vertices, instance.faces, config or ReadoutConfig())
+        for row in score_readout(readout, true_joints(instance, shown), vertices):
+            row.update(object=str(path).rsplit("/", 1)[-1].removesuffix(".npz"), category=instance.category,
+                       seconds=readout.seconds, vertices=instance.num_vertices)
+            rows.append(row)
+    return rows
+
+
+def summary(rows: list[dict]) -> dict:
+    """Joint type accuracy, mean axis error (deg), mean pivot error (revolute joints), mean child IoU
+    and mean seconds per object over score rows."""
+    pivots = [r["pivot"] for r in rows if r["pivot"] is not None]
+    seconds = {r["object"]: r["seconds"] for r in rows}
+    return {"joints": len(rows), "type_accuracy": float(np.mean([r["type"] for r in rows])),
+            "axis_deg": float(np.mean([r["axis_deg"] for r in rows])),
+            "pivot": float(np.mean(pivots)) if pivots else None,
+            "child_iou": float(np.mean([r["child_iou"] for r in rows])),
+            "seconds": float(np.mean(list(seconds.values())))}
+
+
+def markdown_table(rows: list[dict], group: str = "category") -> str:
+    """One line per group (category or object) and one for all, in the columns of docs/articulation.md."""
+    lines = [f"| {group} | joints | type accuracy | axis error (deg) | pivot error / diagonal | child IoU | seconds |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    groups = sorted({r[group] for r in rows}) + ["**all**"]
+    for name in groups:
+        s = summary(rows if name == "**all**" else [r for r in rows if r[group] == name])
+        pivot = "–" if s["pivot"] is None else f"{s['pivot']:.3f}"
+        lines.append(f"| {name} | {s['joints']} | {s['type_accuracy']:.2f} | {s['axis_deg']:.1f} | {pivot} | "
+                     f"{s['child_iou']:.2f} | {s['seconds']:.1f} |")
+    return "\n".join(lines)

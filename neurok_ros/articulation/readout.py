@@ -1,0 +1,297 @@
+"""Articulation readout: the parts and joints of one static mesh (docs/articulation.md).
+
+    articulation = articulate(model, vertices, faces)       # encodes, then reads out
+    articulation = read_articulation(instance)              # from a NeuROKInstance
+
+1. Motion evidence: the mesh's surface samples under the learned space's motions (motion_evidence).
+2. Rigid parts: sequential rigid consensus over those motions (segment_rigid), carried to the
+   vertices through the mesh's welded pieces: a piece whose samples mostly agree takes their part
+   whole (CAD furniture, procedural objects), a piece the motions split (a single-surface scan)
+   keeps each vertex's nearest samples' part.
+3. The tree: parts that move together (relative to the root, or to a part they touch) merge; of
+   the large parts, the one that moves least is the root; every other part hangs from the touching
+   part relative to which one joint explains most motions (the root when it explains nearly as many).
+4. Joints: a revolute or prismatic fit of each child's motion relative to its parent (joint_fit);
+   the limits span the joint values the motions reach, the input pose being 0. An axis within
+   `snap_degrees` of a principal direction of the child, the parent or the whole object is snapped
+   to it (manufactured objects hinge and slide along their own edges).
+5. Kind: "articulated" with joints; otherwise "cloth" for a thin open sheet, "soft" for the rest.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from neurok_ros.articulation.articulation import Articulation, Joint
+from neurok_ros.articulation.joint_fit import JointFit, fit_joint
+from neurok_ros.articulation.motion_evidence import MotionEvidence, motion_evidence
+from neurok_ros.articulation.rigid_segmentation import kabsch, segment_rigid
+from neurok_ros.geometry.rigid_pieces import welded_pieces
+
+MIN_FACES = 4
+
+
+@dataclass(frozen=True)
+class ReadoutConfig:
+    """points / motions: surface samples and learned motions decoded; tolerance: rigid consensus
+    (normalised units, longest side 1); max_parts: most parts; min_part_fraction: the smallest part,
+    a fraction of the samples; piece_majority: the share of a welded piece's samples that makes the
+    whole piece their part; min_joint_motion / together: a part merges into a part relative to
+    which it moves less than min_joint_motion (RMS, normalised) or `together` times its own motion;
+    root_preference: a non-root parent must explain this much larger a fraction of the motions than
+    the root; snap_degrees: axis snapping (0: off); adjacency: the gap (normalised) within which
+    two parts touch; thin_sheet: smallest / largest principal extent of a cloth."""
+
+    points: int = 2048
+    motions: int = 48
+    tolerance: float = 0.03
+    max_parts: int = 10
+    min_joint_motion: float = 0.03
+    together: float = 0.15
+    root_preference: float = 0.1
+    snap_degrees: float = 10.0
+    adjacency: float = 0.02
+    min_part_fraction: float = 0.005
+    piece_majority: float = 0.85
+    thin_sheet: float = 0.03
+    seed: int = 0
+
+
+def articulate(model, vertices, faces, config: ReadoutConfig = ReadoutConfig()) -> Articulation:
+    """The articulation of a mesh (vertices (n, 3) any frame and units, faces (m, 3)); MeshError for
+    an unusable mesh."""
+    from neurok_ros.kinematics.instance import encode_mesh
+
+    from neurok_ros.errors import MeshError
+    from neurok_ros.geometry.mesh_cleaning import validate_mesh_arrays
+
+    started = time.perf_counter()
+    vertices, faces = validate_mesh_arrays(vertices, faces)
+    if len(faces) < MIN_FACES:
+        raise MeshError(f"{len(faces)} faces: too few to read parts and joints from (at least {MIN_FACES})")
+    instance = encode_mesh(model, vertices, faces)
+    articulation = read_articulation(instance, config)
+    articulation.seconds = time.perf_counter() - started
+    return articulation
+
+
+def read_articulation(instance, config: ReadoutConfig = ReadoutConfig()) -> Articulation:
+    """The articulation of an encoded mesh (a NeuROKInstance); see the module docstring."""
+    started = time.perf_counter()
+    V, F = instance.vertices, instance.faces
+    evidence = motion_evidence(instance, config.points, config.motions, config.seed)
+    normalised = instance.transform.apply(V)
+    sample_parts = segment_rigid(evidence.rest, evidence.moved, config.tolerance, config.min_part_fraction,
+                                 config.max_parts, seed=config.seed)
+    labels = vertex_parts(normalised, F, evidence, sample_parts, config.piece_majority)
+    labels, parents, fits = build_tree(labels, normalised, F, evidence, config)
+    joints = [joint_in_mesh_frame(f"joint_{child}", fits[child], parents[child], child, instance.transform)
+              for child in range(1, labels.max() + 1)]
+    if joints and config.snap_degrees > 0:
+        joints = [snap_axis(joint, V, labels, config.snap_degrees) for joint in joints]
+    kind = "articulated" if joints else ("cloth" if is_thin_sheet(V, config.thin_sheet) else "soft")
+    return Articulation(labels, joints, kind, seconds=time.perf_counter() - started)
+
+
+def vertex_parts(normalised: np.ndarray, faces: np.ndarray, evidence: MotionEvidence, sample_parts: np.ndarray,
+                 majority: float, neighbours: int = 5) -> np.ndarray:
+    """(n,) int64 part of each vertex (normalised (n, 3)) from the parts of the surface samples: the
+    part most of its nearest samples have, or, for every vertex of a welded piece whose samples mostly
+    (`majority`) agree, that part."""
+    from scipy.spatial import cKDTree
+
+    pieces = welded_pieces(normalised, faces)
+    sample_pieces = pieces[faces[evidence.samples.face_ids, 0]]
+    k = min(neighbours, len(evidence.rest))
+    _, nearest = cKDTree(evidence.rest).query(normalised, k=k)
+    nearest = nearest.reshape(len(normalised), k)
+    parts_count = int(sample_parts.max()) + 1
+    votes = np.zeros((len(normalised), parts_count))
+    np.add.at(votes, (np.repeat(np.arange(len(normalised)), k), sample_parts[nearest].ravel()), 1.0)
+    labels = np.argmax(votes, axis=1)
+    for piece in range(int(pieces.max()) + 1):
+        members = pieces == piece
+        counts = np.bincount(sample_parts[sample_pieces == piece], minlength=parts_count)
+        if counts.sum() == 0:
+            counts = votes[members].sum(0)
+        if counts.max() >= majority * counts.sum():
+            labels[members] = int(np.argmax(counts))
+    return labels.astype(np.int64)
+
+
+def part_motions(labels_of_samples: np.ndarray, evidence: MotionEvidence, parts: int):
+    """Each part's best rigid motion per learned motion: R (P, E, 3, 3), t (P, E, 3), and the part's
+    sample points (list of (M_p, 3))."""
+    E = evidence.num_motions
+    R = np.tile(np.eye(3), (parts, E, 1, 1))
+    t = np.zeros((parts, E, 3))
+    points = []
+    for p in range(parts):
+        members = labels_of_samples == p
+        points.append(evidence.rest[members])
+        if members.sum() >= 3:
+            R[p], t[p] = kabsch(evidence.rest[members], evidence.moved[:, members])
+    return R, t, points
+
+
+def relative_motion(R: np.ndarray, t: np.ndarray, parent: int, child: int) -> tuple[np.ndarray, np.ndarray]:
+    """The child's motions in its parent's frame: R_p^T R_c and R_p^T (t_c - t_p), (E, 3, 3), (E, 3)."""
+    Rp_T = np.swapaxes(R[parent], -1, -2)
+    return Rp_T @ R[child], np.einsum("eij,ej->ei", Rp_T, t[child] - t[parent])
+
+
+def relative_extent(R: np.ndarray, t: np.ndarray, points: np.ndarray) -> float:
+    """RMS motion of points (M, 3) under the relative motions R (E, 3, 3), t (E, 3) (points' units)."""
+    moved = np.einsum("eij,mj->emi", R, points) + t[:, None]
+    return float(np.sqrt(np.square(moved - points[None]).sum(-1).mean()))
+
+
+def adjacency(labels: np.ndarray, normalised: np.ndarray, gap: float) -> np.ndarray:
+    """(P, P) bool: parts whose vertices come within `gap` of each other (normalised units)."""
+    from scipy.spatial import cKDTree
+
+    P = int(labels.max()) + 1
+    trees = [cKDTree(normalised[labels == p]) for p in range(P)]
+    near = np.eye(P, dtype=bool)
+    for a in range(P):
+        for b in range(a + 1, P):
+            if trees[a].n and trees[b].n:
+                near[a, b] = near[b, a] = bool(trees[a].count_neighbors(trees[b], gap) > 0)
+    return near
+
+
+def choose_root(moves: list[float], sizes: np.ndarray) -> int:
+    """The part that moves least among those with at least a third of the largest part's samples."""
+    big = [p for p in range(len(sizes)) if sizes[p] >= max(3, sizes.max() / 3)]
+    return min(big or range(len(sizes)), key=lambda p: (moves[p], -sizes[p]))
+
+
+def build_tree(labels: np.ndarray, normalised: np.ndarray, faces: np.ndarray, evidence: MotionEvidence,
+               config: ReadoutConfig):
+    """Merge the atoms into parts, then pick the root, the parents and the joint fits. Returns labels
+    (n,) renumbered (root 0, parents before children), parents {child: parent} and fits
+    {child: JointFit} in the normalised frame.
+
+    Merging: a part joins a part (the root, or one it touches) relative to which it moves less than
+    min_joint_motion or `together` times its own motion, the most similar pair first; a part with too
+    few samples to have a motion joins the part it touches that has the most."""
+    labels = np.unique(labels, return_inverse=True)[1].astype(np.int64)
+    near = adjacency(labels, normalised, config.adjacency)
+    while True:
+        P = int(labels.max()) + 1
+        sample_labels = labels[faces[evidence.samples.face_ids, 0]]
+        R, t, points = part_motions(sample_labels, evidence, P)
+        sizes = np.bincount(sample_labels, minlength=P)
+        moves = [relative_extent(R[p], t[p], points[p]) if sizes[p] >= 3 else 0.0 for p in range(P)]
+        root = choose_root(moves, sizes)
+        if P == 1:
+            return labels, {}, {}
+        merge = None
+        tiny = [p for p in range(P) if sizes[p] < 3 and p != root]
+        if tiny:
+            p = tiny[0]
+            hosts = [q for q in range(P) if q != p and near[p, q]] or [root]
+            merge = (p, max(hosts, key=lambda q: sizes[q]))
+        else:
+            best_ratio = None
+            for child in range(P):
+                if child == root:
+                    continue
+                for parent in range(P):
+                    if parent == child or not (parent == root or near[child, parent]):
+                        continue
+                    extent = relative_extent(*relative_motion(R, t, parent, child), points[child])
+                    if extent < max(config.min_joint_motion, config.together * moves[child]):
+                        ratio = extent / max(moves[child], 1e-12)
+                        if best_ratio is None or ratio < best_ratio:
+                            best_ratio, merge = ratio, (child, parent)
+        if merge is None:
+            break
+        child, parent = merge
+        near[parent] |= near[child]
+        near[:, parent] |= near[:, child]
+        keep = np.arange(P) != child
+        near = near[keep][:, keep]
+        labels[labels == child] = parent
+        labels = np.unique(labels, return_inverse=True)[1].astype(np.int64)
+    parents, fits = {}, {}
+    for child in range(P):
+        if child == root:
+            continue
+        options = {p: fit_joint(*relative_motion(R, t, p, child), points[child], config.tolerance)
+                   for p in range(P) if p != child and (p == root or near[child, p])}
+        best = max(options, key=lambda p: (options[p].support, -options[p].residual))
+        if options[root].support >= options[best].support - config.root_preference:
+            best = root
+        parents[child], fits[child] = best, options[best]
+    rehung = without_cycles(parents, root)
+    for child in rehung:
+        if rehung[child] != parents[child]:
+            fits[child] = fit_joint(*relative_motion(R, t, root, child), points[child], config.tolerance)
+    return renumber(labels, rehung, fits, root)
+
+
+def without_cycles(parents: dict[int, int], root: int) -> dict[int, int]:
+    """parents with every part on a cycle (not reaching the root) hung from the root instead."""
+    out = dict(parents)
+    for start in list(out):
+        seen, node = set(), start
+        while node != root and node not in seen:
+            seen.add(node)
+            node = out[node]
+        if node != root:
+            out[start] = root
+    return out
+
+
+def renumber(labels: np.ndarray, parents: dict[int, int], fits: dict[int, JointFit], root: int):
+    """Labels with the root 0 and parents before children (breadth first, larger parts first)."""
+    order, frontier = [root], [root]
+    sizes = np.bincount(labels)
+    while frontier:
+        children = sorted([c for c, p in parents.items() if p in frontier], key=lambda c: -sizes[c])
+        order.extend(children)
+        frontier = children
+    new = {old: i for i, old in enumerate(order)}
+    return (np.array([new[x] for x in range(len(order))])[labels],
+            {new[c]: new[p] for c, p in parents.items()}, {new[c]: f for c, f in fits.items()})
+
+
+def joint_in_mesh_frame(name: str, fit: JointFit, parent: int, child: int, transform) -> Joint:
+    """A Joint in the input mesh's frame and units from a fit in the normalised frame."""
+    values = fit.values if fit.type == "revolute" else fit.values / transform.scale
+    confidence = fit.support * (1.0 - fit.residual / max(fit.extent, 1e-12))
+    return Joint(name, fit.type, fit.axis, transform.invert(fit.origin), min(0.0, float(values.min())),
+                 max(0.0, float(values.max())), parent, child, confidence)
+
+
+def principal_directions(points: np.ndarray) -> np.ndarray:
+    """(3, 3) rows: the principal directions of points (M, 3)."""
+    if len(points) < 3:
+        return np.eye(3)
+    return np.linalg.svd(points - points.mean(0), full_matrices=False)[2]
+
+
+def snap_axis(joint: Joint, vertices: np.ndarray, labels: np.ndarray, degrees: float) -> Joint:
+    """The joint with its axis snapped to the nearest principal direction of the child, the parent or
+    the whole object when one lies within `degrees`; the origin stays on the axis line nearest the old one."""
+    candidates = np.concatenate([principal_directions(vertices[labels == joint.child]),
+                                 principal_directions(vertices[labels == joint.parent]),
+                                 principal_directions(vertices)])
+    cosines = np.abs(candidates @ joint.axis)
+    best = int(np.argmax(cosines))
+    if np.degrees(np.arccos(np.clip(cosines[best], -1, 1))) > degrees:
+        return joint
+    axis = candidates[best] * np.sign(candidates[best] @ joint.axis)
+    return Joint(joint.name, joint.type, axis, joint.origin, joint.lower, joint.upper, joint.parent,
+                 joint.child, joint.confidence)
+
+
+def is_thin_sheet(vertices: np.ndarray, ratio: float) -> bool:
+    """Whether the vertices (n, 3) lie close to a surface patch: smallest principal extent below
+    `ratio` of the largest."""
+    centred = vertices - vertices.mean(0)
+    extents = np.ptp(centred @ principal_directions(vertices).T, axis=0)
+    return bool(extents.min() < ratio * max(extents.max(), 1e-300))

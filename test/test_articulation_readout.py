@@ -1,0 +1,128 @@
+"""`neurok articulate` and the readout on procedural objects with known parts and joints."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from neurok_ros.articulation.evaluation import score_readout, true_joints
+from neurok_ros.articulation.readout import articulate
+from neurok_ros.cli import main
+from neurok_ros.data.articulated import ARTICULATED_CATEGORIES
+from neurok_ros.geometry.mesh_io import save_mesh
+from neurok_ros.geometry.rigid_pieces import vertex_pieces, welded_pieces
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
+@pytest.fixture(scope="module")
+def model():
+    from neurok_ros.kinematics.instance import load_default_model
+
+    return load_default_model()[0]
+
+
+def laptop(seed: int = 7, frame: int = 5):
+    instance = ARTICULATED_CATEGORIES["laptop"](seed, 16)
+    return instance, instance.frames[frame].astype(np.float64), frame
+
+
+def one_surface(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """faces plus one thin triangle from each piece's vertex nearest the first piece to its two
+    nearest vertices there: the assembly becomes one connected surface, as a scan would be."""
+    from scipy.spatial import cKDTree
+
+    pieces = vertex_pieces(faces, len(vertices))
+    main_piece = np.flatnonzero(pieces == 0)
+    tree = cKDTree(vertices[main_piece])
+    bridges = []
+    for piece in range(1, pieces.max() + 1):
+        members = np.flatnonzero(pieces == piece)
+        distances, nearest = tree.query(vertices[members], k=2)
+        i = int(np.argmin(distances[:, 0]))
+        bridges.append([members[i], main_piece[nearest[i, 0]], main_piece[nearest[i, 1]]])
+    return np.concatenate([faces, np.asarray(bridges, dtype=faces.dtype)])
+
+
+def test_articulate_cli_writes_json_labels_urdf_and_figure(tmp_path, capsys):
+    instance, vertices, frame = laptop()
+    mesh = tmp_path / "laptop.ply"
+    save_mesh(mesh, vertices, instance.faces)
+    out = [tmp_path / "labels.npy", tmp_path / "laptop.urdf", tmp_path / "sheet.png"]
+    status = main(["articulate", str(mesh), "--json", "--labels", str(out[0]), "--urdf", str(out[1]),
+                   "--png", str(out[2])])
+    assert status == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert set(result) == {"parts", "joints", "kind", "seconds"} and result["kind"] == "articulated"
+    labels = np.load(out[0])
+    assert labels.shape == (instance.num_vertices,) and labels.min() == 0
+    assert [p["label"] for p in result["parts"]] == list(range(labels.max() + 1))
+    assert sum(p["vertices"] for p in result["parts"]) == instance.num_vertices
+    for joint in result["joints"]:
+        assert set(joint) == {"name", "type", "axis", "origin", "lower", "upper", "parent", "child", "confidence"}
+        assert abs(np.linalg.norm(joint["axis"]) - 1) < 1e-9 and 0 <= joint["confidence"] <= 1
+        assert joint["lower"] <= 0 <= joint["upper"]
+    hinge = true_joints(instance, frame)[0]
+    best = max(result["joints"], key=lambda j: abs(np.dot(j["axis"], hinge.axis)))
+    assert best["type"] == "revolute"
+    assert np.degrees(np.arccos(min(1.0, abs(np.dot(best["axis"], hinge.axis))))) < 10
+
+    import mujoco
+    import yourdfpy
+
+    compiled = mujoco.MjModel.from_xml_path(str(out[1]))
+    urdf = yourdfpy.URDF.load(str(out[1]))
+    names = sorted(j["name"] for j in result["joints"])
+    assert sorted(name for name, j in urdf.joint_map.items() if j.type != "fixed") == names
+    assert sorted(compiled.joint(i).name for i in range(compiled.njnt)) == names
+    assert out[2].stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("category", ["laptop", "microwave", "box_lid"])
+def test_readout_recovers_procedural_joints(model, category):
+    instance = ARTICULATED_CATEGORIES[category](11, 16)
+    vertices = instance.frames[5].astype(np.float64)
+    rows = score_readout(articulate(model, vertices, instance.faces), true_joints(instance, 5), vertices)
+    hinge = rows[0]  # the main joint: the lid, the door, the first flap
+    assert hinge["type"] and hinge["axis_deg"] < 10 and hinge["child_iou"] > 0.8, rows
+
+
+def test_single_surface_laptop_keeps_its_hinge(model):
+    instance, vertices, frame = laptop(seed=3)
+    faces = one_surface(vertices, instance.faces)
+    assert welded_pieces(vertices, faces).max() == 0
+    readout = articulate(model, vertices, faces)
+    assert readout.num_parts >= 2 and readout.kind == "articulated"
+    hinge = true_joints(instance, frame)[0]
+    row = score_readout(readout, [hinge], vertices)[0]
+    assert row["type"] and row["axis_deg"] < 15, row
+
+
+def test_welding_joins_seams_but_not_touching_closed_parts():
+    instance, vertices, _ = laptop()
+    pieces = vertex_pieces(instance.faces, instance.num_vertices)
+    # a UV-seam export: every face gets its own copies of its corners
+    soup_vertices = vertices[instance.faces].reshape(-1, 3)
+    soup_faces = np.arange(len(soup_vertices)).reshape(-1, 3)
+    soup_pieces = welded_pieces(soup_vertices, soup_faces)
+    assert soup_pieces.max() == pieces.max()
+    # the closed lid resting on the closed base is not welded to it
+    assert len(np.unique(welded_pieces(vertices, instance.faces))) == pieces.max() + 1
+
+
+@pytest.mark.parametrize("content, reason", [
+    ("ply\nformat ascii 1.0\nelement vertex 0\nelement face 0\nproperty list uchar int vertex_indices\nend_header\n",
+     ""),
+    ("ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\n"
+     "element face 1\nproperty list uchar int vertex_indices\nend_header\n0 0 0\n1 0 0\nnan 1 0\n3 0 1 2\n", "finite"),
+    ("ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\n"
+     "element face 1\nproperty list uchar int vertex_indices\nend_header\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n", "too few"),
+    ("this is not a mesh", ""),
+])
+def test_bad_meshes_give_one_line_and_exit_2(tmp_path, capsys, content, reason):
+    path = tmp_path / "bad.ply"
+    path.write_text(content)
+    assert main(["articulate", str(path), "--json"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("neurok articulate: error:") and reason in err

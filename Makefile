@@ -4,7 +4,7 @@ PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 SYSPY   ?= python3
 
-.PHONY: setup test demo bench train clean
+.PHONY: setup lint test test-fast demo bench train clean
 
 setup: $(STAMP)
 
@@ -20,8 +20,16 @@ $(STAMP): requirements.txt requirements-nodeps.txt setup.py setup.cfg
 	$(PYTHON) -m pip install -q --no-deps --no-build-isolation -e .
 	@touch $(STAMP)
 
-test: setup
+lint: setup
+	$(VENV)/bin/ruff check .
+
+# Everything (lint, then every test tier: unit, ros, model, slow; pytest.ini names them).
+test: setup lint
 	$(PYTHON) -m pytest -q test
+
+# The fast unit tier only (no rclpy nodes, no shipped model, no training, nothing slow).
+test-fast: setup
+	$(PYTHON) -m pytest -q -m "unit and not slow" test
 
 demo: setup
 	$(VENV)/bin/neurok demo --out out/demo

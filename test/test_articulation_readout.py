@@ -13,7 +13,7 @@ from neurok_ros.data.articulated import ARTICULATED_CATEGORIES
 from neurok_ros.geometry.mesh_io import save_mesh
 from neurok_ros.geometry.rigid_pieces import vertex_pieces, welded_pieces
 
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
+pytestmark = [pytest.mark.model, pytest.mark.slow, pytest.mark.usefixtures("one_torch_thread")]
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,8 @@ from neurok_ros.articulation.articulation import Articulation, Joint
 from neurok_ros.articulation.urdf import face_labels, mass_properties, read_urdf_joints, write_urdf
 from neurok_ros.data.articulated import ARTICULATED_CATEGORIES
 
+pytestmark = pytest.mark.unit
+
 mujoco = pytest.importorskip("mujoco")
 
 
@@ -168,8 +170,12 @@ def test_open_and_degenerate_pieces_still_compile(tmp_path):
 def test_figure_is_a_png_with_every_part_colour(tmp_path):
     import matplotlib.image as mpimg
 
-    from neurok_ros.visualisation.articulation_figure import (articulation_figure, cluster_decimate, part_colour,
-                                                             part_meshes)
+    from neurok_ros.visualisation.articulation_figure import (
+        articulation_figure,
+        cluster_decimate,
+        part_colour,
+        part_meshes,
+    )
 
     instance = ARTICULATED_CATEGORIES["cabinet"](0, 2)
     articulation = true_articulation(instance)

@@ -6,8 +6,12 @@ import pytest
 import torch
 
 from neurok_ros.dynamics.benchmark_curvature import benchmark_curvature
-from neurok_ros.dynamics.christoffel import (christoffel_force, christoffel_symbols,
-                                             curvature_term_christoffel, mass_matrix_derivative)
+from neurok_ros.dynamics.christoffel import (
+    christoffel_force,
+    christoffel_symbols,
+    curvature_term_christoffel,
+    mass_matrix_derivative,
+)
 from neurok_ros.dynamics.curvature import curvature_force, curvature_term_ad
 from neurok_ros.dynamics.kinematic_map import KinematicMap, expand_ad, expand_fd, jacobian_ad, jacobian_fd
 from neurok_ros.dynamics.mass_matrix import mass_matrix
@@ -15,7 +19,7 @@ from neurok_ros.dynamics.mass_matrix import mass_matrix
 DT = torch.float64
 
 # torch's forward-AD decompositions call torch.jit.script once per process.
-pytestmark = [pytest.mark.usefixtures("one_torch_thread"),
+pytestmark = [pytest.mark.unit, pytest.mark.usefixtures("one_torch_thread"),
               pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")]
 
 

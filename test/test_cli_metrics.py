@@ -9,6 +9,8 @@ import trimesh
 
 from neurok_ros.geometry.mesh_io import save_mesh
 
+pytestmark = pytest.mark.unit
+
 CUBE = trimesh.creation.box(extents=(2.0, 2.0, 2.0))
 
 

@@ -7,12 +7,13 @@ import numpy as np
 import pytest
 import trimesh
 
-from neurok_ros.data.articulated import ARTICULATED_CATEGORIES
-from neurok_ros.data.articulated import parts as P
+from neurok_ros.data.articulated import ARTICULATED_CATEGORIES, parts as P
 from neurok_ros.data.articulated.kinematic_tree import ArticulatedObject, make_instance, pose
-from neurok_ros.data.articulated.motion import profile, sample_trajectory, PROFILES
+from neurok_ros.data.articulated.motion import PROFILES, profile, sample_trajectory
 from neurok_ros.data.instance_format import load_instance, save_instance, validate_instance
 from neurok_ros.geometry import dual_quaternion as dq
+
+pytestmark = pytest.mark.unit
 
 CATEGORIES = sorted(ARTICULATED_CATEGORIES)
 SEEDS = (0, 1, 2)

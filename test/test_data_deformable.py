@@ -5,12 +5,19 @@ import pytest
 from neurok_ros.data.deformable import CLOTH_CATEGORIES, ELASTIC_CATEGORIES
 from neurok_ros.data.deformable.cloth_hanging import cloth_body, hanging_sheet
 from neurok_ros.data.deformable.elastic_beam import beam_recording
-from neurok_ros.data.deformable.flex_meshes import grid_points, grid_tetrahedra, sheet_points, sheet_triangles, \
-    tetrahedra_boundary
+from neurok_ros.data.deformable.flex_meshes import (
+    grid_points,
+    grid_tetrahedra,
+    sheet_points,
+    sheet_triangles,
+    tetrahedra_boundary,
+)
 from neurok_ros.data.deformable.kabsch_fit import fit_errors, fit_vertex_dual_quaternions
 from neurok_ros.data.deformable.mujoco_flex import FlexLoads, FlexSimulationError, SimSettings, simulate_flex
 from neurok_ros.data.instance_format import validate_instance
 from neurok_ros.geometry import dual_quaternion as dq
+
+pytestmark = pytest.mark.unit
 
 FRAMES = 6
 SEED = 3  # every category deforms visibly at this seed (checked below)

@@ -9,6 +9,8 @@ from neurok_ros.data.splits import make_splits
 from neurok_ros.errors import NeurokInputError
 from neurok_ros.geometry import dual_quaternion as dq
 
+pytestmark = pytest.mark.unit
+
 
 def _toy_instance(T=3, n=4):
     rest = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], np.float32)[:n]

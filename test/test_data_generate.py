@@ -10,6 +10,8 @@ import pytest
 
 from neurok_ros.cli import main
 
+pytestmark = pytest.mark.unit
+
 CATEGORIES = ["laptop", "drawer", "soft_stem", "cloth_wind"]  # two articulated, one elastic, one cloth
 KINDS = {"laptop": "articulated", "drawer": "articulated", "soft_stem": "elastic", "cloth_wind": "cloth"}
 

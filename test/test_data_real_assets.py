@@ -10,11 +10,12 @@ import pytest
 from neurok_ros.cli import main
 from neurok_ros.data.dataset_check import check_dataset
 from neurok_ros.data.instance_format import load_instance, save_instance, validate_instance
-from neurok_ros.data.real_assets import sources as src
-from neurok_ros.data.real_assets import write_real_assets
+from neurok_ros.data.real_assets import sources as src, write_real_assets
 from neurok_ros.data.real_assets.mujoco_assets import DEFAULT_RANGES, convert_asset, prepared_xml
 from neurok_ros.errors import NeurokInputError
 from neurok_ros.geometry import dual_quaternion as dq
+
+pytestmark = pytest.mark.unit
 
 VISUAL = 'group="1" contype="0" conaffinity="0"'
 CHEST = f"""<mujoco model="chest">

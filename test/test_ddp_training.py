@@ -4,15 +4,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
 from neurok_ros.config_files import config_path
 from neurok_ros.model import NeuROKModel
-from neurok_ros.training.checkpoint import load_checkpoint
+from neurok_ros.model.checkpoint import load_checkpoint
 from neurok_ros.training.sharding import ShardedBatchSampler
 
 sys.path.insert(0, str(Path(__file__).parent))
 from toy_kinematic_data import write_toy_dataset  # noqa: E402
+
+pytestmark = pytest.mark.model
 
 
 def test_sharded_batches_are_disjoint_per_step_and_resumable():

@@ -8,6 +8,8 @@ from torchdiffeq import odeint
 
 from neurok_ros.dynamics.dormand_prince import dormand_prince
 
+pytestmark = pytest.mark.unit
+
 DT = torch.float64
 
 

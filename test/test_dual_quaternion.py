@@ -6,6 +6,8 @@ from scipy.spatial.transform import Rotation
 
 from neurok_ros.geometry import dual_quaternion as dq
 
+pytestmark = pytest.mark.unit
+
 N = 200
 
 

@@ -24,7 +24,7 @@ G = 9.81
 DT = torch.float64
 
 # torch's forward-AD decompositions call torch.jit.script once per process.
-pytestmark = [pytest.mark.usefixtures("one_torch_thread"),
+pytestmark = [pytest.mark.unit, pytest.mark.usefixtures("one_torch_thread"),
               pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")]
 
 

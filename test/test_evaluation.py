@@ -15,24 +15,29 @@ from neurok_ros.data.articulated.parts import box
 from neurok_ros.data.instance_format import load_instance
 from neurok_ros.errors import NeurokInputError
 from neurok_ros.evaluation.grid_field import RegularGrid, splat_inverse_distance, trilinear
-from neurok_ros.evaluation.pca_baseline import (PCAConfig, PCAFitConfig, PCASubspace, fit_pca_pose,
-                                                load_or_fit_subspace)
-from neurok_ros.evaluation.pose_pairs import (choose_poses, pair_camera, pair_heading, pose_pair, pose_vertices,
-                                              select_files, target_samples)
+from neurok_ros.evaluation.pca_baseline import PCAConfig, PCASubspace, fit_pca_pose, load_or_fit_subspace
+from neurok_ros.evaluation.pose_pairs import (
+    choose_poses,
+    pair_camera,
+    pair_heading,
+    pose_pair,
+    pose_vertices,
+    select_files,
+    target_samples,
+)
 from neurok_ros.evaluation.report import fmt_l1, paired_difference, paired_table
 from neurok_ros.evaluation.runner import EvalConfig, run_evaluation
 from neurok_ros.geometry.metrics import metrics_in_frame
 from neurok_ros.geometry.normalisation import NormalisingTransform
 from neurok_ros.kinematics.inverse_kinematics import IKConfig
 from neurok_ros.model import NeuROKModel
-from neurok_ros.training.checkpoint import save_checkpoint
+from neurok_ros.model.checkpoint import save_checkpoint
 from neurok_ros.training.run_config import load_run_config
 
 sys.path.insert(0, str(Path(__file__).parent))
 from toy_kinematic_data import write_toy_dataset  # noqa: E402
 
-
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
+pytestmark = [pytest.mark.unit, pytest.mark.slow, pytest.mark.usefixtures("one_torch_thread")]
 
 
 def affine_field(points, A, b):
@@ -74,6 +79,14 @@ def synthetic_subspace(grid: RegularGrid) -> PCASubspace:
     return PCASubspace(np.zeros(grid.num_nodes * 3), components, std, np.full(3, 1 / 3), grid, {})
 
 
+def pca_fit_config(**changes) -> IKConfig:
+    """The PCA fit's settings these tests were chosen with: 512 samples, 60 + 30 steps at 0.15 and 0.03,
+    prior weight 1e-4, one sample set, no rigid pieces, every start to the end."""
+    return replace(IKConfig(points=512, q_steps=60, z_steps=30, z_rate=0.03, prior_weight=1e-4, sample_sets=1,
+                            rigid_pieces=False, rigidity_weight=0.0, piece_steps=0, piece_links=False, q_keep=0),
+                   **changes)
+
+
 def test_pca_fit_recovers_a_known_coefficient_vector():
     grid = RegularGrid(8, -0.6, 0.6)
     subspace = synthetic_subspace(grid)
@@ -84,7 +97,7 @@ def test_pca_fit_recovers_a_known_coefficient_vector():
     moved = normalised + trilinear(subspace.node_values(torch.as_tensor(c_true))[0].double(), normalised, grid)
     target_vertices = transform.invert(moved.numpy())
     target = target_samples(target_vertices, F, seed=0, count=2048)
-    fit = fit_pca_pose(subspace, V, F, target, PCAFitConfig(starts=2, steps=60, refine_steps=30))
+    fit = fit_pca_pose(subspace, V, F, target, pca_fit_config(starts=2))
     np.testing.assert_allclose(fit.coefficients, c_true, atol=0.05)
     assert np.abs(fit.vertices - target_vertices).max() < 0.01 * np.ptp(V, axis=0).max()
     # the second start (no displacement) is the projection of the zero field
@@ -105,7 +118,7 @@ def test_pca_fit_registers_the_pieces_its_field_cannot_move_apart():
     true = V.copy()
     true[len(lower):, 2] += 0.06
     target = target_samples(true, F, seed=0, count=2048)
-    config = PCAFitConfig(starts=2, steps=60, refine_steps=30, rigid_pieces=True, rigidity_weight=0.3)
+    config = pca_fit_config(starts=2, rigid_pieces=True, rigidity_weight=0.3)
     alone = fit_pca_pose(subspace, V, F, target, config)
     registered = fit_pca_pose(subspace, V, F, target, replace(config, piece_steps=20))
     error_alone = np.linalg.norm(alone.vertices - true, axis=1).mean()
@@ -209,8 +222,8 @@ def test_neurok_eval_end_to_end_on_a_tiny_dataset(tiny_dataset, tmp_path):
                    "| Baseline: PCA", "skipped: no checkpoint given", "Paper Table 1", "## Protocol",
                    "| toy_laptop |", "`" + str(checkpoint) + "` | 2 |", "## Each row against NeuROK",
                    "| NeuROK, no-active-subspace and no-rest-anchoring ablations | `", "prior weight 0.0001",
-                   "--ik-prior-weight 0.0001", "An ensemble of 2 fits", "--fits 2", "--ik-sample-sets 3",
-                   "cycling through 3 seeded sets", "--ik-rigidity-weight 0.5", "--ik-keep-starts 1",
+                   "--prior-weight 0.0001", "An ensemble of 2 fits", "--fits 2", "--sample-sets 3",
+                   "cycling through 3 seeded sets", "--rigidity-weight 0.5", "--keep-starts 1",
                    "after 10 of them only the 1 starts with the lowest objective",
                    "is fitted as rigid pieces (the objective adds 0.5 times"):
         assert needle in text, needle
@@ -287,15 +300,15 @@ def test_neurok_eval_refuses_a_negative_prior_weight(tiny_dataset, tmp_path, cap
     status = neurok_main(["eval", "--data", str(tiny_dataset), "--out", str(out), "--ik-prior-weight", "-1",
                           "--no-progress", "--device", "cpu"])
     assert status == 2 and not out.exists()
-    assert "--ik-prior-weight must be a finite number >= 0" in capsys.readouterr().err
+    assert "--prior-weight must be a finite number >= 0" in capsys.readouterr().err
     status = neurok_main(["eval", "--data", str(tiny_dataset), "--out", str(out), "--ik-rigidity-weight", "nan",
                           "--no-progress", "--device", "cpu"])
     assert status == 2 and not out.exists()
-    assert "--ik-rigidity-weight must be a finite number >= 0" in capsys.readouterr().err
+    assert "--rigidity-weight must be a finite number >= 0" in capsys.readouterr().err
     status = neurok_main(["eval", "--data", str(tiny_dataset), "--out", str(out), "--ik-keep-starts", "-2",
                           "--no-progress", "--device", "cpu"])
     assert status == 2 and not out.exists()
-    assert "--ik-keep-starts must be >= 0" in capsys.readouterr().err
+    assert "--keep-starts must be >= 0" in capsys.readouterr().err
 
 
 def test_reuse_records_takes_an_earlier_runs_records_after_a_spot_check(tiny_dataset, tmp_path, capsys):
@@ -345,11 +358,23 @@ def test_reuse_records_takes_an_earlier_runs_records_after_a_spot_check(tiny_dat
     (tmp_path / "broken.json").write_text(json.dumps(data))
     assert run("sixth.json", "--reuse-records", str(tmp_path / "broken.json")) == 2
     assert "holds a record that is not an eval record" in capsys.readouterr().err
-    # the file keeps the IK settings it was fitted with; one without them is read by its command
-    legacy = json.loads((tmp_path / "first.json").read_text())
-    assert legacy.pop("ik") == {**asdict(IKConfig()), "starts": 2, "q_steps": 2, "z_steps": 1}
-    legacy["command"] = legacy["command"].replace("--ik-steps 2 1", "")
+    # the file keeps the settings it was fitted with, resolved, and is reused by them, not by its command
+    stored = json.loads((tmp_path / "first.json").read_text())
+    assert stored["config"]["ik"] == {**asdict(IKConfig()), "starts": 2, "q_steps": 2, "z_steps": 1}
+    assert stored["config"]["seed"] == 0 and stored["config"]["pca"]["num_pairs"] == 24
+    assert "--starts 2 --q-steps 2 --z-steps 1" in stored["command"]  # each option under its one name
+    (tmp_path / "renamed.json").write_text(json.dumps({**stored, "command": "neurok eval --no-such-option"}))
+    assert run("eighth.json", "--skip-rows", "no_subspace", "unanchored", "pca", "--reuse-records",
+               str(tmp_path / "renamed.json")) == 0
+    # older files hold the command alone, or with the IK settings: the command is parsed, older spellings too
+    older = {key: value for key, value in stored.items() if key != "config"}
+    older["command"] = stored["command"].replace("--starts 2 --q-steps 2 --z-steps 1", "--ik-starts 2 --ik-steps 2 1")
+    (tmp_path / "older.json").write_text(json.dumps({**older, "ik": stored["config"]["ik"]}))
+    assert run("ninth.json", "--skip-rows", "no_subspace", "unanchored", "pca", "--reuse-records",
+               str(tmp_path / "older.json")) == 0
+    legacy = {**older, "command": older["command"].replace("--ik-steps 2 1", "")}
     (tmp_path / "legacy.json").write_text(json.dumps(legacy))
+    capsys.readouterr()
     assert run("seventh.json", "--reuse-records", str(tmp_path / "legacy.json")) == 2
     assert "that run differs from this one in ik" in capsys.readouterr().err
 

@@ -4,11 +4,15 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from neurok_ros.geometry.surface_sampling import sample_surface
 from neurok_ros.kinematics.link_assignment import assign_links
+
 sys.path.insert(0, str(Path(__file__).parent))
 from test_rigid_pieces import _box  # noqa: E402
+
+pytestmark = pytest.mark.unit
 
 CARCASS = [([0.0, 0.0, -0.45], [1.0, 1.0, 0.1]), ([0.0, 0.0, 0.45], [1.0, 1.0, 0.1]),
            ([-0.45, 0.0, 0.0], [0.1, 1.0, 0.8]), ([0.45, 0.0, 0.0], [0.1, 1.0, 0.8]),

@@ -7,6 +7,8 @@ from neurok_ros.errors import MeshError
 from neurok_ros.geometry.mesh_cleaning import clean_mesh, validate_mesh_arrays, weld_vertices
 from neurok_ros.geometry.mesh_io import load_mesh, load_mesh_bytes, mesh_to_bytes, save_mesh
 
+pytestmark = pytest.mark.unit
+
 TETRA_V = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], dtype=np.float64)
 TETRA_F = np.array([[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]], dtype=np.int64)
 

@@ -18,6 +18,8 @@ import trimesh
 from neurok_ros.geometry.metrics import chamfer_distances, encloses_volume, mesh_metrics, volumetric_iou
 from neurok_ros.geometry.normalisation import NormalisingTransform
 
+pytestmark = pytest.mark.unit
+
 CUBE = trimesh.creation.box(extents=(1.0, 1.0, 1.0))
 CUBE_V = np.asarray(CUBE.vertices) + 0.5  # [0, 1]^3
 CUBE_F = np.asarray(CUBE.faces, dtype=np.int64)

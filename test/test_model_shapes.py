@@ -7,7 +7,7 @@ from neurok_ros.model import ModelConfig, NeuROKModel, parameter_count
 from neurok_ros.model.attention import attend
 
 # torch.func.jvp imports torch._decomp, which still calls the deprecated torch.jit.script
-pytestmark = [pytest.mark.usefixtures("one_torch_thread"),
+pytestmark = [pytest.mark.unit, pytest.mark.usefixtures("one_torch_thread"),
               pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")]
 
 

@@ -8,6 +8,8 @@ import trimesh
 from neurok_ros.geometry import occupancy
 from neurok_ros.geometry.occupancy import free_cell_answers, inside_mesh, is_closed_surface, winding_inside
 
+pytestmark = pytest.mark.unit
+
 SPHERE = trimesh.creation.icosphere(subdivisions=4)  # 2,562 vertices, radius 1
 SPHERE_V, SPHERE_F = np.asarray(SPHERE.vertices, dtype=np.float64), np.asarray(SPHERE.faces, dtype=np.int64)
 BOX = trimesh.creation.box(extents=(1.0, 1.0, 1.0))
@@ -76,6 +78,7 @@ def test_an_open_surface_and_few_points_are_evaluated_point_by_point(monkeypatch
     counts = counting(monkeypatch)
     open_faces = SPHERE_F[SPHERE_V[SPHERE_F].mean(axis=1)[:, 2] < 0.8]  # a cap cut off
     points = box_points(SPHERE_V, 10_000)
-    np.testing.assert_array_equal(inside_mesh(SPHERE_V, open_faces, points), winding_inside(SPHERE_V, open_faces, points))
+    np.testing.assert_array_equal(inside_mesh(SPHERE_V, open_faces, points),
+                                  winding_inside(SPHERE_V, open_faces, points))
     inside_mesh(SPHERE_V, SPHERE_F, points[:100])
     assert counts == [10_000, 100]

@@ -3,13 +3,17 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 
 from neurok_ros.geometry.rigid_pieces import RigidPieces
-from neurok_ros.geometry.surface_sampling import evaluate_samples, sample_surface
+from neurok_ros.geometry.surface_sampling import sample_surface
 from neurok_ros.kinematics.piece_registration import motion_groups, register_pieces, symmetric_icp
+
 sys.path.insert(0, str(Path(__file__).parent))
 from test_rigid_pieces import _box  # noqa: E402
+
+pytestmark = pytest.mark.unit
 
 
 def _turned_about_x(points, angle, pivot):

@@ -8,6 +8,8 @@ from neurok_ros.errors import NeurokInputError
 from neurok_ros.geometry.mesh_io import save_mesh
 from neurok_ros.geometry.point_cloud_io import MIN_POINTS, load_points
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.fixture
 def cloud():

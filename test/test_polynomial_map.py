@@ -14,7 +14,7 @@ from neurok_ros.dynamics.potentials import Potentials
 from neurok_ros.simulation.surrogate import ball_samples, fit_surrogate, frame_error, refine_surrogate
 
 DT = torch.float64
-pytestmark = [pytest.mark.usefixtures("one_torch_thread"),
+pytestmark = [pytest.mark.unit, pytest.mark.usefixtures("one_torch_thread"),
               pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")]
 
 

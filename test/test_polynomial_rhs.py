@@ -13,14 +13,18 @@ from neurok_ros.dynamics.lagrangian import LagrangianSystem, state_derivative
 from neurok_ros.dynamics.polynomial_map import fit_polynomial_map, polynomial_kinematic_map
 from neurok_ros.dynamics.polynomial_rhs import numpy_state_derivative
 from neurok_ros.dynamics.potentials import Potentials
-from neurok_ros.dynamics.root_plus_linear_map import RootPlusLinearMap, deformation_stiffness, \
-    root_plus_linear_kinematic_map, without_mode
+from neurok_ros.dynamics.root_plus_linear_map import (
+    RootPlusLinearMap,
+    deformation_stiffness,
+    root_plus_linear_kinematic_map,
+    without_mode,
+)
 from neurok_ros.dynamics.root_polynomial_map import fit_root_polynomial_map, root_kinematic_map
 from neurok_ros.simulation.surrogate import ball_samples
 
 DT = torch.float64
 K, N = 3, 7
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
+pytestmark = [pytest.mark.unit, pytest.mark.usefixtures("one_torch_thread")]
 
 
 def _system(gravity=(0.0, 0.0, -9.81), stiffness=40.0, barrier=0.0, damping=0.0, forces=(), basis=False,
@@ -37,7 +41,8 @@ def _system(gravity=(0.0, 0.0, -9.81), stiffness=40.0, barrier=0.0, damping=0.0,
     q = torch.as_tensor(ball_samples(80, K, 2.0, np.random.default_rng(1)))
     pmap = fit_polynomial_map(q, truth(q), 3, scale=2.0)
     masses = torch.linspace(0.5, 1.5, N, dtype=DT)
-    potentials = Potentials(gravity=gravity, stiffness=stiffness, rest_positions=pmap.positions(torch.zeros(K, dtype=DT)),
+    potentials = Potentials(gravity=gravity, stiffness=stiffness,
+                            rest_positions=pmap.positions(torch.zeros(K, dtype=DT)),
                             pin_stiffness=900.0 if pin else 0.0,
                             pinned=torch.tensor([1.0, 0, 0, 1, 0, 0, 0], dtype=DT) if pin else None, barrier=barrier,
                             basis=torch.randn(5, K, generator=gen, dtype=DT) if basis else None,
@@ -129,7 +134,8 @@ def _root_system(deformation: int, forces=()) -> LagrangianSystem:
     gen = torch.Generator().manual_seed(5)
     rest = torch.randn(N, 3, generator=gen, dtype=DT) * 0.2
     sides = torch.randn(2, 3, N * 3, generator=gen, dtype=DT) * 0.05
-    q = torch.cat([torch.zeros(1, dtype=DT), torch.linspace(0.05, 2.0, 20, dtype=DT), -torch.linspace(0.05, 2.0, 20, dtype=DT)])[:, None]
+    q = torch.cat([torch.zeros(1, dtype=DT), torch.linspace(0.05, 2.0, 20, dtype=DT),
+                   -torch.linspace(0.05, 2.0, 20, dtype=DT)])[:, None]
     w = (q.abs() / 2.0).sqrt()
     coefficients = torch.where(q[:, :, None] > 0, sides[0], sides[1])  # (S, 3, 3n)
     x = rest.reshape(-1) + torch.einsum("sj,sjp->sp", torch.cat([w ** 2, w ** 3, w ** 4], 1), coefficients)
@@ -143,7 +149,8 @@ def _root_system(deformation: int, forces=()) -> LagrangianSystem:
                             masses)
         kmap = root_plus_linear_kinematic_map(hmap, masses)
         stiffness = deformation_stiffness(hmap.linear, masses, 400.0)
-    potentials = Potentials(gravity=(0.0, 0.0, -9.81), stiffness=30.0, rest_positions=rmap.positions(torch.zeros(1, dtype=DT)),
+    potentials = Potentials(gravity=(0.0, 0.0, -9.81), stiffness=30.0,
+                            rest_positions=rmap.positions(torch.zeros(1, dtype=DT)),
                             coordinate_stiffness=stiffness)
     return LagrangianSystem(kmap, potentials, forces=forces)
 

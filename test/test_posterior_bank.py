@@ -11,8 +11,8 @@ from neurok_ros.cli import main as neurok_main
 from neurok_ros.config_files import config_path
 from neurok_ros.kinematics.instance import encode_mesh, no_deformation
 from neurok_ros.model import NeuROKModel
+from neurok_ros.model.checkpoint import CheckpointError, load_checkpoint, load_model, save_checkpoint
 from neurok_ros.model.posterior_bank import PosteriorBank, bank_draws
-from neurok_ros.training.checkpoint import CheckpointError, load_checkpoint, load_model, save_checkpoint
 from neurok_ros.training.pair_dataset import PairDataset, encoder_deformation
 from neurok_ros.training.posterior_bank_build import attach_posterior_bank, bank_pair_ids, build_posterior_bank, moves
 from neurok_ros.training.posterior_refinement import pair_objective, refine_posterior_means
@@ -22,7 +22,7 @@ from neurok_ros.training.trainer import collate
 sys.path.insert(0, str(Path(__file__).parent))
 from toy_kinematic_data import laptop  # noqa: E402
 
-pytestmark = [pytest.mark.usefixtures("one_torch_thread"),
+pytestmark = [pytest.mark.unit, pytest.mark.usefixtures("one_torch_thread"),
               pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")]
 
 

@@ -7,6 +7,8 @@ from neurok_ros.data.articulated import laptop
 from neurok_ros.evaluation.prior_samples import distinct_angles, lid_sample_measures, prior_lid_samples
 from neurok_ros.kinematics.instance import EncodingConfig, load_default_model
 
+pytestmark = pytest.mark.model
+
 
 @pytest.fixture(scope="module")
 def generated():

@@ -13,16 +13,16 @@ from neurok_ros.errors import NeurokInputError
 from neurok_ros.model import NeuROKModel
 from neurok_ros.model.draw_rigidity import rigid_pairs, rigidity_loss
 from neurok_ros.model.prior_coverage import coverage_loss, pose_set_distances
-from neurok_ros.training.similarity import axis_angle_matrix
 from neurok_ros.training.instance_cache import pose_sequence
 from neurok_ros.training.pair_dataset import PairConfig, PairDataset, make_pair
 from neurok_ros.training.run_config import load_run_config
+from neurok_ros.training.similarity import axis_angle_matrix
 from neurok_ros.training.trainer import collate, compute_loss
 
 sys.path.insert(0, str(Path(__file__).parent))
 from toy_kinematic_data import laptop, write_toy_dataset  # noqa: E402
 
-pytestmark = [pytest.mark.usefixtures("one_torch_thread"),
+pytestmark = [pytest.mark.model, pytest.mark.usefixtures("one_torch_thread"),
               pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")]
 
 

@@ -14,7 +14,8 @@ from neurok_ros.dynamics.lagrangian import LagrangianSystem
 from neurok_ros.dynamics.potentials import Potentials
 from neurok_ros.dynamics.revolute_map import pendulum_equation, revolute_map
 
-pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
+pytestmark = [pytest.mark.unit,
+              pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")]
 
 
 def test_revolute_map_turns_children_rigidly_about_the_hinge():

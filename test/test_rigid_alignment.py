@@ -1,10 +1,13 @@
 """rigid_alignment (neurok_ros/geometry/rigid_alignment.py): the Kabsch fit that puts a moved point
 set back onto its rest positions, batched."""
 import numpy as np
+import pytest
 import torch
 from scipy.spatial.transform import Rotation
 
 from neurok_ros.geometry.rigid_alignment import apply_rigid, fixes_a_frame, rigid_alignment
+
+pytestmark = pytest.mark.unit
 
 
 def test_a_rigid_motion_is_undone_exactly():

@@ -14,7 +14,7 @@ from neurok_ros.data.articulated import door, laptop
 from neurok_ros.evaluation.rigid_checks import door_check, lid_check, rigid_lid_angles
 from neurok_ros.kinematics.instance import load_default_model
 
-pytestmark = [pytest.mark.usefixtures("one_torch_thread")]
+pytestmark = [pytest.mark.model, pytest.mark.usefixtures("one_torch_thread")]
 
 
 @pytest.fixture(scope="module")

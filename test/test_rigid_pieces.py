@@ -1,11 +1,19 @@
 """Rigid pieces of a multi-piece mesh: labels, each piece's best rigid motion, the projection on it
 and the rigidity residual's gradient."""
 import numpy as np
+import pytest
 import torch
 
 from neurok_ros.geometry.dual_quaternion import quaternion_to_matrix
-from neurok_ros.geometry.rigid_pieces import (RigidPieces, rigid_projection, rigidity_residual, vertex_areas,
-                                              vertex_pieces)
+from neurok_ros.geometry.rigid_pieces import (
+    RigidPieces,
+    rigid_projection,
+    rigidity_residual,
+    vertex_areas,
+    vertex_pieces,
+)
+
+pytestmark = pytest.mark.unit
 
 
 def _box(centre, size):

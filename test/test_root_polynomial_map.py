@@ -11,9 +11,15 @@ from neurok_ros.dynamics.initial_conditions import one_sided_initial_velocity
 from neurok_ros.dynamics.integrate import simulate
 from neurok_ros.dynamics.lagrangian import LagrangianSystem
 from neurok_ros.dynamics.potentials import Potentials
-from neurok_ros.dynamics.root_polynomial_map import (RootPolynomialMap, fit_root_polynomial_map, rescale_negative,
-                                                     root_kinematic_map,
-                                                     side_speeds)
+from neurok_ros.dynamics.root_polynomial_map import (
+    RootPolynomialMap,
+    fit_root_polynomial_map,
+    rescale_negative,
+    root_kinematic_map,
+    side_speeds,
+)
+
+pytestmark = pytest.mark.unit
 
 REST = torch.tensor([[0.0, 0.1, 0.2], [0.3, -0.1, 0.0]], dtype=torch.float64)
 OPEN = torch.tensor([[1.0, 0.0, 0.0], [0.0, 0.5, 0.0]], dtype=torch.float64)  # velocity at 0+, per unit q

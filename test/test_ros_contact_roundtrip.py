@@ -7,8 +7,10 @@ from trajectory_msgs.msg import MultiDOFJointTrajectory
 from neurok_ros.dynamics.contact_conditions import ContactConditions
 from neurok_ros.errors import ActionError
 from neurok_ros.ros.contact_action import conditions_to_trajectory, trajectory_to_conditions
-from neurok_ros.ros.qos import ACTION_QOS
 from neurok_ros.ros.loopback import publish_and_receive
+from neurok_ros.ros.qos import ACTION_QOS
+
+pytestmark = pytest.mark.ros
 
 
 def _drag(C=3, P=4, seed=0):

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+pytestmark = pytest.mark.ros
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "neurok_ros"
 

@@ -7,9 +7,11 @@ import trimesh
 from visualization_msgs.msg import Marker
 
 from neurok_ros.errors import MeshError
+from neurok_ros.ros.loopback import publish_and_receive
 from neurok_ros.ros.mesh_marker import marker_to_mesh, mesh_to_marker, triangle_list_marker
 from neurok_ros.ros.qos import MESH_QOS
-from neurok_ros.ros.loopback import publish_and_receive
+
+pytestmark = pytest.mark.ros
 
 
 @pytest.fixture(scope="module")

@@ -33,9 +33,18 @@ from neurok_ros.ros.neurok_node import NeurokNode
 from neurok_ros.ros.node_parameters import SPECS, default_values, settings_fields
 from neurok_ros.ros.prediction_backend import MotionResult, frame_times
 from neurok_ros.ros.prediction_worker import EncodingCache, LatestOnlyWorker, mesh_key
-from neurok_ros.ros.qos import (ACTION_QOS, CLICKED_POINT_QOS, DIAGNOSTICS_QOS, MARKERS_QOS, MESH_QOS,
-                                TRAJECTORY_MESH_QOS, TRAJECTORY_QOS)
+from neurok_ros.ros.qos import (
+    ACTION_QOS,
+    CLICKED_POINT_QOS,
+    DIAGNOSTICS_QOS,
+    MARKERS_QOS,
+    MESH_QOS,
+    TRAJECTORY_MESH_QOS,
+    TRAJECTORY_QOS,
+)
 from neurok_ros.ros.trajectory_cloud import cloud_to_frames
+
+pytestmark = [pytest.mark.ros, pytest.mark.model, pytest.mark.slow]
 
 torch.set_num_threads(1)
 EXAMPLE_MESH = os.path.join(os.path.dirname(__file__), "..", "neurok_ros", "assets", "example_laptop.ply")
@@ -186,7 +195,8 @@ class Harness:
         return self.state()
 
     def send_action(self, positions, velocities, frame="object", stamp=None):
-        cond = ContactConditions(np.asarray(positions, float).reshape(-1, 3), np.asarray(velocities, float).reshape(-1, 3))
+        cond = ContactConditions(np.asarray(positions, float).reshape(-1, 3),
+                                 np.asarray(velocities, float).reshape(-1, 3))
         stamp = stamp or _stamp()
         self.action_pub.publish(conditions_to_trajectory(cond, frame, stamp))
         return stamp

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticStatus
 from sensor_msgs.msg import PointCloud2, PointField
+from test_ros_node import FAST_ARGS, Harness, _small_mesh, _stamp, _top_contact
 
 from neurok_ros.benchmarks.example_meshes import lid_turned
 from neurok_ros.errors import NeurokInputError
@@ -20,9 +21,8 @@ from neurok_ros.ros.mesh_marker import marker_to_mesh
 from neurok_ros.ros.observation_cloud import cloud_to_points, points_to_cloud
 from neurok_ros.ros.qos import OBSERVATION_QOS
 from neurok_ros.ros.trajectory_cloud import cloud_to_frames
-from test_ros_node import FAST_ARGS, Harness, _small_mesh, _stamp, _top_contact
 
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
+pytestmark = [pytest.mark.ros, pytest.mark.model, pytest.mark.slow, pytest.mark.usefixtures("one_torch_thread")]
 
 
 def _camera_cloud(points, kind: str, big_endian: bool = False, pad: int = 0) -> PointCloud2:

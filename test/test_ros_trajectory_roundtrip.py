@@ -7,9 +7,11 @@ from builtin_interfaces.msg import Time
 from sensor_msgs.msg import PointCloud2, PointField
 
 from neurok_ros.errors import NeurokInputError
+from neurok_ros.ros.loopback import publish_and_receive
 from neurok_ros.ros.qos import TRAJECTORY_QOS
 from neurok_ros.ros.trajectory_cloud import cloud_to_frames, frames_to_cloud
-from neurok_ros.ros.loopback import publish_and_receive
+
+pytestmark = pytest.mark.ros
 
 
 def _trajectory(T=4, N=5, seed=0):

@@ -26,12 +26,18 @@ from neurok_ros.simulation.output_decoding import decode_frames
 from neurok_ros.simulation.predict import predict_motion
 from neurok_ros.simulation.settings import PushSpec, default_settings, settings_from
 from neurok_ros.visualisation.energy_plot import plot_energy
-from neurok_ros.visualisation.gltf_animation import (CHUNK_BIN, CHUNK_JSON, GLB_MAGIC, accessor_array, read_glb,
-                                                     write_animated_glb)
+from neurok_ros.visualisation.gltf_animation import (
+    CHUNK_BIN,
+    CHUNK_JSON,
+    GLB_MAGIC,
+    accessor_array,
+    read_glb,
+    write_animated_glb,
+)
 
 EXAMPLE = DEFAULT_CHECKPOINT.parent / "example_laptop.ply"
 LID_TOP = (0.0, 0.2, 0.25)  # near the top edge of the example laptop's lid (mesh frame, metres)
-pytestmark = [pytest.mark.usefixtures("one_torch_thread"),
+pytestmark = [pytest.mark.model, pytest.mark.slow, pytest.mark.usefixtures("one_torch_thread"),
               pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")]
 
 
@@ -312,7 +318,8 @@ def test_cli_writes_trajectory_and_glb(laptop, tmp_path, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--contact", "0", "0", "5"], "contact 0 at (0, 0, 5) is"),
     (["--contact", *map(str, LID_TOP), "--velocity", "nan", "0", "0"], "contact velocities contain NaN or inf"),
-    (["--contact", "0", "0", "0", "--velocity", "1", "0", "0", "--velocity", "1", "0", "0"], "one velocity per contact"),
+    (["--contact", "0", "0", "0", "--velocity", "1", "0", "0", "--velocity", "1", "0", "0"],
+     "one velocity per contact"),
     (["--pin-box", "0", "0", "0", "-1", "1", "1"], "a pin box needs X0 <= X1"),
 ])
 def test_cli_rejects_bad_actions_with_one_line(tmp_path, capsys, argv, message):

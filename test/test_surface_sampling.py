@@ -13,6 +13,8 @@ from neurok_ros.geometry.surface_sampling import (
     sample_surface,
 )
 
+pytestmark = pytest.mark.unit
+
 # Two triangles sharing an edge, areas 0.5 and 1.5 (ratio 1 : 3).
 TWO_V = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [3, 1, 0]], dtype=np.float64)
 TWO_F = np.array([[0, 1, 2], [1, 3, 2]], dtype=np.int64)

@@ -13,7 +13,7 @@ from neurok_ros.config_files import config_path
 from neurok_ros.errors import NeurokInputError
 from neurok_ros.geometry import dual_quaternion as dq
 from neurok_ros.model import NeuROKModel
-from neurok_ros.training.checkpoint import CheckpointError, load_checkpoint, load_model
+from neurok_ros.model.checkpoint import CheckpointError, load_checkpoint, load_model
 from neurok_ros.training.instance_cache import InstanceCache, pose_sequence
 from neurok_ros.training.pair_dataset import PairConfig, PairDataset, make_pair
 from neurok_ros.training.run_config import load_run_config
@@ -23,7 +23,7 @@ from neurok_ros.training.trainer import collate, compute_loss, train, validation
 sys.path.insert(0, str(Path(__file__).parent))
 from toy_kinematic_data import drawer, laptop  # noqa: E402
 
-pytestmark = [pytest.mark.usefixtures("one_torch_thread"),
+pytestmark = [pytest.mark.model, pytest.mark.usefixtures("one_torch_thread"),
               pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")]
 
 

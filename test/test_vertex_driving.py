@@ -1,5 +1,6 @@
 """k-nearest-sample vertex driving with dual quaternions and displacements."""
 import numpy as np
+import pytest
 import torch
 import trimesh
 from scipy.spatial.transform import Rotation
@@ -13,6 +14,8 @@ from neurok_ros.geometry.vertex_driving import (
     drive_vertices_dq,
     drive_vertices_dq_frames,
 )
+
+pytestmark = pytest.mark.unit
 
 
 def _sphere_with_samples(count=400, seed=0):

@@ -7,6 +7,8 @@ from neurok_ros.errors import NeurokInputError
 from neurok_ros.geometry.surface_sampling import sample_surface
 from neurok_ros.geometry.visibility import orbit_camera, visible_from, visible_samples
 
+pytestmark = pytest.mark.unit
+
 
 def _two_boxes():
     """A unit cube at the origin and a second one 3 m behind it along -x."""

@@ -11,5 +11,6 @@ def benchmark_data_generation(num_frames: int = 16, repeats: int = 3) -> list[Me
     for name, (kind, generate) in sorted(all_categories().items(), key=lambda item: (item[1][0], item[0])):
         seeds = iter(range(1000))
         rows.append(measure(f"generate one {name} instance ({kind}, {num_frames} frames)",
-                            lambda: generate(next(seeds), num_frames), repeats=repeats, warmup=0))
+                            lambda generate=generate, seeds=seeds: generate(next(seeds), num_frames),
+                            repeats=repeats, warmup=0))
     return rows

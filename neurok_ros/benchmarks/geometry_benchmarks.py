@@ -19,8 +19,12 @@ def benchmark_geometry() -> list[Measurement]:
     from neurok_ros.geometry.metrics import chamfer_distances, volumetric_iou
     from neurok_ros.geometry.normalisation import NormalisingTransform
     from neurok_ros.geometry.surface_sampling import sample_surface
-    from neurok_ros.geometry.vertex_driving import (blend_matrix, build_vertex_driver, drive_vertices_dq,
-                                                    drive_vertices_dq_frames)
+    from neurok_ros.geometry.vertex_driving import (
+        blend_matrix,
+        build_vertex_driver,
+        drive_vertices_dq,
+        drive_vertices_dq_frames,
+    )
 
     rows = []
     big = trimesh.creation.icosphere(subdivisions=5)  # 10,242 vertices, 20,480 faces

@@ -6,7 +6,6 @@ default 1e-5); and how far apart those two motions end up."""
 from __future__ import annotations
 
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np

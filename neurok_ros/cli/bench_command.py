@@ -22,7 +22,7 @@ def run(args) -> int:
         return benchmark_geometry()
 
     def ros():
-        from neurok_ros.ros.conversion_benchmarks import benchmark_ros_conversions
+        from neurok_ros.benchmarks.conversion_benchmarks import benchmark_ros_conversions
         return benchmark_ros_conversions()
 
     def data():
@@ -47,7 +47,7 @@ def run(args) -> int:
         return benchmark_articulation()
 
     def node():
-        from neurok_ros.ros.node_benchmarks import benchmark_node
+        from neurok_ros.benchmarks.node_benchmarks import benchmark_node
         return benchmark_node()
 
     runners = {"geometry": ("Geometry core", geometry), "ros": ("ROS message conversions", ros),

@@ -100,7 +100,7 @@ def run_check(args) -> int:
 
 
 def run_show(args) -> int:
-    from neurok_ros.data.contact_sheet import render_contact_sheet
+    from neurok_ros.visualisation.dataset_sheet import render_contact_sheet
 
     path = render_contact_sheet(args.dir, args.out, per_category=args.per_category)
     print(f"wrote {path}")

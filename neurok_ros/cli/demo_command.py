@@ -118,7 +118,6 @@ def _predict_through_node(mesh_path: str, vertices, out: Path) -> dict:
 def run(args) -> int:
     import numpy as np
 
-    from neurok_ros.data.contact_sheet import render_contact_sheet
     from neurok_ros.data.dataset_check import check_dataset
     from neurok_ros.data.generate import generate_dataset, resolve_counts
     from neurok_ros.data.instance_format import load_instance
@@ -127,6 +126,7 @@ def run(args) -> int:
     from neurok_ros.geometry.metrics import mesh_metrics
     from neurok_ros.geometry.normalisation import NormalisingTransform
     from neurok_ros.geometry.surface_sampling import sample_surface
+    from neurok_ros.visualisation.dataset_sheet import render_contact_sheet
     from neurok_ros.visualisation.mesh_animation import render_gif
 
     out = Path(args.out)

@@ -11,6 +11,8 @@ import shlex
 
 
 def register(subparsers) -> None:
+    from neurok_ros.cli.fit_options import add_fit_options
+
     parser = subparsers.add_parser(
         "eval", help="pose-fitting table (NeuROK, ablations, baselines) on a test split",
         description="Evaluate pose fitting on a dataset split like the NeuROK paper's Table 1 and write a "
@@ -40,36 +42,16 @@ def register(subparsers) -> None:
                                                        "goes on, the records so far are in FILE.partial)")
     parser.add_argument("--reuse-records", nargs="+", default=[], metavar="FILE",
                         help="--json files of earlier runs with this protocol (split, seed, samples, IK, fits, "
-                             "PCA, heading, view): their records are taken instead of fitted again; each row's "
-                             "first reused pair is fitted again and must reproduce its record")
+                             "PCA, heading, view, as each file stores them): their records are taken instead of "
+                             "fitted again; each row's first reused pair is fitted again and must reproduce its "
+                             "record")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                         help="model device (metrics run on the CPU)")
     parser.add_argument("--metric-samples", type=_positive_int, default=100_000, metavar="N",
                         help="surface samples per shape and IoU points (default: 100000)")
     parser.add_argument("--target-samples", type=_positive_int, default=2048, metavar="N",
                         help="TARGET surface samples the methods see (default: 2048)")
-    parser.add_argument("--ik-starts", type=_positive_int, help="IK starts (default: IKConfig's)")
-    parser.add_argument("--ik-steps", type=int, nargs=2, metavar=("Q_STEPS", "Z_STEPS"),
-                        help="IK Adam steps in q, then in z (default: IKConfig's)")
-    parser.add_argument("--ik-prior-weight", type=float, metavar="W",
-                        help="IK prior weight w of 1/2 w |z - mu|^2 (default: IKConfig's)")
-    parser.add_argument("--ik-sample-sets", type=_positive_int, metavar="N",
-                        help="seeded sets of decoded SOURCE samples the IK objective cycles through, a fresh set "
-                             "at each evaluation; 1: one fixed set for the whole fit (default: IKConfig's)")
-    parser.add_argument("--ik-rigidity-weight", type=float, metavar="W",
-                        help="IK weight of the rigid pieces' rigidity residual in the objective (default: IKConfig's)")
-    parser.add_argument("--ik-piece-steps", type=int, metavar="N",
-                        help="ICP steps that register each group of rigid pieces on the observation after the "
-                             "fit; 0: none (default: IKConfig's)")
-    parser.add_argument("--ik-piece-links", choices=("on", "off"),
-                        help="after the registration, every group of pieces takes rest, its own motion or another "
-                             "group's, whichever the observation supports (default: IKConfig's)")
-    parser.add_argument("--ik-keep-starts", type=int, metavar="N",
-                        help="IK starts that go on after the first steps of the q stage, the others dropped; 0: "
-                             "all (default: IKConfig's)")
-    parser.add_argument("--no-rigid-pieces", action="store_true",
-                        help="fit a mesh of several connected pieces as one deforming surface (default: each "
-                             "piece moves rigidly)")
+    add_fit_options(parser)
     parser.add_argument("--fits", type=_positive_int, default=1, metavar="K",
                         help="every NeuROK-type row predicts the vertex mean of K fits, each from its own encoding "
                              "samples and IK starts (default: 1, the single fit)")
@@ -107,6 +89,8 @@ def parse_ablations(items: list[str]) -> dict[str, str]:
 
 def command_line(args) -> str:
     """The invocation, rebuilt from the parsed arguments (options left at their defaults omitted)."""
+    from neurok_ros.cli.fit_options import fit_option_words
+
     words = ["neurok", "eval", "--data", args.data, "--out", args.out]
     if args.split != "test":
         words += ["--split", args.split]
@@ -119,24 +103,7 @@ def command_line(args) -> str:
                           ("pca_pairs", 2048), ("pca_components", 16), ("fits", 1)):
         if getattr(args, name) != default:
             words += ["--" + name.replace("_", "-"), str(getattr(args, name))]
-    if args.ik_starts is not None:
-        words += ["--ik-starts", str(args.ik_starts)]
-    if args.ik_steps is not None:
-        words += ["--ik-steps", *map(str, args.ik_steps)]
-    if args.ik_prior_weight is not None:
-        words += ["--ik-prior-weight", repr(args.ik_prior_weight)]
-    if args.ik_sample_sets is not None:
-        words += ["--ik-sample-sets", str(args.ik_sample_sets)]
-    if args.ik_rigidity_weight is not None:
-        words += ["--ik-rigidity-weight", repr(args.ik_rigidity_weight)]
-    if args.ik_piece_steps is not None:
-        words += ["--ik-piece-steps", str(args.ik_piece_steps)]
-    if args.ik_piece_links is not None:
-        words += ["--ik-piece-links", args.ik_piece_links]
-    if args.ik_keep_starts is not None:
-        words += ["--ik-keep-starts", str(args.ik_keep_starts)]
-    if args.no_rigid_pieces:
-        words.append("--no-rigid-pieces")
+    words += fit_option_words(args)
     if args.no_pca_cache:
         words.append("--no-pca-cache")
     if args.random_heading:
@@ -152,43 +119,12 @@ def command_line(args) -> str:
 
 def config_from_args(args, device: str):
     """The EvalConfig of parsed `neurok eval` arguments on `device` (records to reuse not loaded)."""
-    import math
-    from dataclasses import replace
-
-    from neurok_ros.errors import NeurokInputError
+    from neurok_ros.cli.fit_options import fit_config
     from neurok_ros.evaluation.pca_baseline import PCAConfig
     from neurok_ros.evaluation.runner import DEFAULT_PCA_CACHE, EvalConfig
-    from neurok_ros.kinematics.inverse_kinematics import IKConfig
+    from neurok_ros.kinematics.ik_config import IKConfig
 
-    ik = IKConfig()
-    if args.ik_starts is not None:
-        ik = replace(ik, starts=args.ik_starts)
-    if args.ik_steps is not None:
-        if min(args.ik_steps) < 0:
-            raise NeurokInputError("--ik-steps must be non-negative")
-        ik = replace(ik, q_steps=args.ik_steps[0], z_steps=args.ik_steps[1])
-    if args.ik_prior_weight is not None:
-        if not math.isfinite(args.ik_prior_weight) or args.ik_prior_weight < 0:
-            raise NeurokInputError(f"--ik-prior-weight must be a finite number >= 0, got {args.ik_prior_weight}")
-        ik = replace(ik, prior_weight=args.ik_prior_weight)
-    if args.ik_sample_sets is not None:
-        ik = replace(ik, sample_sets=args.ik_sample_sets)
-    if args.ik_rigidity_weight is not None:
-        if not math.isfinite(args.ik_rigidity_weight) or args.ik_rigidity_weight < 0:
-            raise NeurokInputError(f"--ik-rigidity-weight must be a finite number >= 0, got {args.ik_rigidity_weight}")
-        ik = replace(ik, rigidity_weight=args.ik_rigidity_weight)
-    if args.ik_piece_steps is not None:
-        if args.ik_piece_steps < 0:
-            raise NeurokInputError(f"--ik-piece-steps must be >= 0, got {args.ik_piece_steps}")
-        ik = replace(ik, piece_steps=args.ik_piece_steps)
-    if args.ik_piece_links is not None:
-        ik = replace(ik, piece_links=args.ik_piece_links == "on")
-    if args.ik_keep_starts is not None:
-        if args.ik_keep_starts < 0:
-            raise NeurokInputError(f"--ik-keep-starts must be >= 0, got {args.ik_keep_starts}")
-        ik = replace(ik, q_keep=args.ik_keep_starts)
-    if args.no_rigid_pieces:  # the weight then means nothing: 0, as a file of before the pieces stores it
-        ik = replace(ik, rigid_pieces=False, rigidity_weight=0.0)
+    ik = fit_config(args, IKConfig())
     cache = None if args.no_pca_cache else (args.pca_cache or DEFAULT_PCA_CACHE)
     return EvalConfig(data=args.data, split=args.split, split_file=args.split_file,
                       pairs_per_category=args.pairs_per_category, checkpoint=args.checkpoint,
@@ -203,33 +139,24 @@ def config_from_args(args, device: str):
 
 
 def load_reuse(paths: list[str], config):
-    """config with the records of the --json files `paths` to reuse: each file's run, rebuilt from its
-    stored command, must have config's protocol (record_reuse.PROTOCOL_FIELDS)."""
+    """config with the records of the --json files `paths` to reuse: each file's run must have config's
+    protocol (record_reuse.PROTOCOL_FIELDS, as stored_protocol reads it)."""
     import json
     from dataclasses import replace
     from pathlib import Path
 
     from neurok_ros.errors import NeurokInputError
-    from neurok_ros.evaluation.record_reuse import index_records, protocol_differences
+    from neurok_ros.evaluation.record_reuse import index_records, protocol_differences, protocol_of
 
-    parser = argparse.ArgumentParser(prog="neurok", exit_on_error=False)
-    register(parser.add_subparsers())
+    current = protocol_of(config)
     sources, names = [], []
     for path in paths:
         try:
             data = json.loads(Path(path).read_text())
             command, records = data["command"], data["records"]
-            words = shlex.split(command)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise NeurokInputError(f"--reuse-records {path}: not a `neurok eval --json` file ({exc})") from exc
-        if words[:2] != ["neurok", "eval"]:
-            raise NeurokInputError(f"--reuse-records {path}: its command is not a `neurok eval` run")
-        try:
-            earlier = config_from_args(parser.parse_args(words[1:]), config.device)
-        except (argparse.ArgumentError, SystemExit) as exc:
-            raise NeurokInputError(f"--reuse-records {path}: its command does not parse ({exc})") from exc
-        earlier = replace(earlier, ik=stored_ik(data, earlier.ik, path))
-        differences = protocol_differences(earlier, config)
+        differences = protocol_differences(stored_protocol(data, config.device, path), current)
         if differences:
             raise NeurokInputError(f"--reuse-records {path}: that run differs from this one in "
                                    f"{', '.join(differences)}")
@@ -238,8 +165,37 @@ def load_reuse(paths: list[str], config):
     return replace(config, reuse=index_records(sources), reuse_sources=tuple(names))
 
 
+def stored_protocol(data: dict, device: str, path: str) -> dict:
+    """The protocol (record_reuse.protocol_of) of an earlier run's --json file `data`: its "config", the
+    resolved settings it stores; a file from before those were stored has its command parsed again,
+    with the IK settings stored_ik gives."""
+    from dataclasses import asdict, replace
+
+    from neurok_ros.errors import NeurokInputError
+    from neurok_ros.evaluation.record_reuse import protocol_of
+
+    if "config" in data:
+        stored = data["config"]
+        if not isinstance(stored, dict) or "ik" not in stored:
+            raise NeurokInputError(f"--reuse-records {path}: its \"config\" is not an eval protocol")
+        return {**stored, "ik": asdict(stored_ik(stored, None, path))}
+    parser = argparse.ArgumentParser(prog="neurok", exit_on_error=False)
+    register(parser.add_subparsers())
+    try:
+        words = shlex.split(data["command"])
+    except (ValueError, TypeError) as exc:
+        raise NeurokInputError(f"--reuse-records {path}: not a `neurok eval --json` file ({exc})") from exc
+    if words[:2] != ["neurok", "eval"]:
+        raise NeurokInputError(f"--reuse-records {path}: its command is not a `neurok eval` run")
+    try:
+        earlier = config_from_args(parser.parse_args(words[1:]), device)
+    except (argparse.ArgumentError, SystemExit) as exc:
+        raise NeurokInputError(f"--reuse-records {path}: its command does not parse ({exc})") from exc
+    return protocol_of(replace(earlier, ik=stored_ik(data, earlier.ik, path)))
+
+
 # IKConfig.z_steps before --json files stored their IK settings. A --json file without "ik" is of
-# that time; where its command names no --ik-steps, its fits took this many steps in z.
+# that time; where its command names no z steps, its fits took this many steps in z.
 Z_STEPS_BEFORE_STORED_IK = 40
 # IKConfig fields added since "ik" was first stored, with the values that give the fit of before
 # (a stored "ik" without them was fitted so).
@@ -248,18 +204,19 @@ IK_FIELDS_BEFORE = {"rigid_pieces": False, "rigidity_weight": 0.0, "piece_steps"
 
 
 def stored_ik(data: dict, parsed, path: str):
-    """The IK settings of an earlier run's --json file `data`: its stored "ik" (IKConfig fields), else
-    those `parsed` from its command with the z steps the default had then (Z_STEPS_BEFORE_STORED_IK,
-    unless the command set --ik-steps)."""
+    """The IK settings of an earlier run's --json file `data` (or of its "config"): its stored "ik"
+    (IKConfig fields), else those `parsed` from its command with the z steps the default had then
+    (Z_STEPS_BEFORE_STORED_IK, unless the command set them)."""
     from dataclasses import fields, replace
 
     from neurok_ros.errors import NeurokInputError
-    from neurok_ros.kinematics.inverse_kinematics import IKConfig
+    from neurok_ros.kinematics.ik_config import IKConfig
 
     if "ik" not in data:
         words = shlex.split(data["command"])
         parsed = replace(parsed, **IK_FIELDS_BEFORE)
-        return parsed if "--ik-steps" in words else replace(parsed, z_steps=Z_STEPS_BEFORE_STORED_IK)
+        named = {"--ik-steps", "--z-steps"} & set(words)
+        return parsed if named else replace(parsed, z_steps=Z_STEPS_BEFORE_STORED_IK)
     known = {f.name for f in fields(IKConfig)}
     stored = data["ik"]
     if isinstance(stored, dict) and set(stored) < known and known - set(stored) <= set(IK_FIELDS_BEFORE):
@@ -275,9 +232,9 @@ def stored_ik(data: dict, parsed, path: str):
 
 def run_eval(args) -> int:
     import json
-    from dataclasses import asdict
     from pathlib import Path
 
+    from neurok_ros.evaluation.record_reuse import protocol_of
     from neurok_ros.evaluation.runner import run_evaluation
     from neurok_ros.kinematics.instance import resolve_device
 
@@ -291,19 +248,19 @@ def run_eval(args) -> int:
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
 
-    ik_settings = asdict(config.ik)  # stored: a later default does not change what these records mean
+    protocol = protocol_of(config)  # stored resolved: a later default does not change what these records mean
 
     def save_records(records):
         # the records so far, in FILE.partial after every pair (FILE itself, perhaps a run being reused,
         # is written only at the end): a stopped run goes on with --reuse-records FILE.partial
         if partial is not None:
-            partial.write_text(json.dumps({"command": config.command, "ik": ik_settings, "partial": True,
+            partial.write_text(json.dumps({"command": config.command, "config": protocol, "partial": True,
                                            "records": records}, indent=1))
 
     result = run_evaluation(config, save_records)
     out.write_text(result.markdown)
     if path is not None:
-        path.write_text(json.dumps({"command": config.command, "ik": ik_settings, **result.to_json()}, indent=1))
+        path.write_text(json.dumps({"command": config.command, "config": protocol, **result.to_json()}, indent=1))
         partial.unlink(missing_ok=True)
     print(f"neurok eval: {len({r['file'] for r in result.records})} pairs, {result.seconds:.0f} s; wrote {out}"
           + (f" and {args.json}" if args.json else ""))

@@ -8,7 +8,8 @@ correspondence (`fit_pose`); with --partial the scan shows one side of the objec
 camera), so the fit minimises the one-sided Chamfer from the scan. It prints the fitted latent
 coordinates and how far the scan's points lie from the fitted surface and from MESH as given; --out
 writes the fitted mesh (MESH's vertices, in MESH's order, moved), which `neurok simulate` takes as
-the state to start from.
+the state to start from. The fitting options (--trim, --no-rigid-pieces, --keep-starts...) are
+IKConfig's fields, as in `neurok ik` and `neurok eval` (cli/fit_options.py).
 """
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ import time
 
 
 def register(subparsers) -> None:
+    from neurok_ros.cli.fit_options import add_fit_options
     from neurok_ros.cli.model_options import add_model_options
-    from neurok_ros.kinematics.scan_fit import SUPPORT_BAND, TRIM
+    from neurok_ros.kinematics.scan_fit import SUPPORT_BAND
 
     parser = subparsers.add_parser("fit", help="fit MESH's learned pose space to a scan of the object")
     parser.add_argument("mesh", help="the object's mesh, in the pose the model encodes")
@@ -29,26 +31,22 @@ def register(subparsers) -> None:
     parser.add_argument("--support-band", type=float, default=None, metavar="F",
                         help="leave out scan points within F bounding-box diagonals of the plane of MESH's lowest z "
                              f"(the table it stands on); 0 keeps them (default {SUPPORT_BAND:g})")
-    parser.add_argument("--trim", type=float, default=TRIM, metavar="F",
-                        help="leave the fraction F of the scan's points farthest from the fitted shape out of the fit "
-                             "(a gripper or a hand in the view); a moving part smaller than F of the scan may then go "
-                             f"unseen (default {TRIM:g})")
     parser.add_argument("--out", help="write the fitted mesh here (ply, obj, stl, off, glb)")
     parser.add_argument("--png", help="also draw the scan over MESH and over the fitted shape here")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--no-rigid-pieces", action="store_true",
-                        help="fit a MESH of several connected pieces as one deforming surface (default: each "
-                             "piece, a part of an assembly, moves rigidly)")
     parser.add_argument("--seed", type=int, default=0)
+    add_fit_options(parser)
     add_model_options(parser)
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
+    from neurok_ros.cli.fit_options import fit_config
     from neurok_ros.cli.model_options import load_model_from_args
     from neurok_ros.errors import NeurokInputError
     from neurok_ros.geometry.mesh_io import load_mesh, save_mesh
     from neurok_ros.geometry.point_cloud_io import load_points
+    from neurok_ros.kinematics.ik_config import IKConfig
     from neurok_ros.kinematics.instance import encode_mesh
     from neurok_ros.kinematics.scan_fit import SUPPORT_BAND, check_overlap, fit_scan
     from neurok_ros.strict_json import json_line
@@ -59,14 +57,13 @@ def run(args) -> int:
         raise NeurokInputError("--points must be positive")
     if not 0 <= band < 1:
         raise NeurokInputError(f"--support-band must be in [0, 1), got {band:g}")
-    if not 0 <= args.trim < 1:
-        raise NeurokInputError(f"--trim must be in [0, 1), got {args.trim:g}")
+    ik = fit_config(args, IKConfig(seed=args.seed, partial=args.partial))
     V, F = load_mesh(args.mesh)
     scan, dropped = load_points(args.scan, seed=args.seed)
     check_overlap(scan, V, args.scan)  # before the model loads
     model, _ = load_model_from_args(args)
-    fit = fit_scan(encode_mesh(model, V, F), V, F, scan, args.partial, args.points, args.seed, band, args.trim,
-                   not args.no_rigid_pieces)
+    fit = fit_scan(encode_mesh(model, V, F), V, F, scan, ik.partial, args.points, ik.seed, band, ik.trim,
+                   ik.rigid_pieces, ik)
     seconds = time.perf_counter() - started
     if args.out:
         save_mesh(args.out, fit.vertices, F)
@@ -76,7 +73,7 @@ def run(args) -> int:
         render_scan_fit(V, fit.vertices, F, scan, args.png)
     summary = {"moved": fit.moved, "full_space": fit.full_space, "k": len(fit.z), "k_q": len(fit.q),
                "q": [round(float(v), 6) for v in fit.q], "scan_points": len(scan), "dropped_points": dropped,
-               "support_points": fit.support_points, "trim": args.trim,
+               "support_points": fit.support_points, "trim": ik.trim,
                "residual_median": fit.residual[0], "residual_p90": fit.residual[1],
                "rest_residual_median": fit.rest_residual[0], "rest_residual_p90": fit.rest_residual[1],
                "seconds": round(seconds, 3)}

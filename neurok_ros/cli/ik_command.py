@@ -8,14 +8,15 @@ and starts, and reports the vertex mean (fit_ensemble) and the fits' spread. A S
 connected pieces is fitted as rigid pieces (IKConfig.rigid_pieces; --no-rigid-pieces: as one surface),
 and then each group of them is registered on TARGET's samples (IKConfig.piece_steps; --piece-steps 0: not)
 and takes its link's motion: rest, its own or another group's (IKConfig.piece_links; --piece-links off: not).
+Those and the other fitting options are IKConfig's fields (cli/fit_options.py).
 """
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 
 
 def register(subparsers) -> None:
+    from neurok_ros.cli.fit_options import add_fit_options
     from neurok_ros.cli.model_options import add_model_options
 
     parser = subparsers.add_parser("ik", help="inverse kinematics: fit SOURCE's learned pose space to TARGET")
@@ -31,19 +32,8 @@ def register(subparsers) -> None:
     parser.add_argument("--fits", type=int, default=1, metavar="K",
                         help="fit K times (own encoding samples and starts each) and report the vertex mean; "
                              "'spread' is then the fits' mean RMS vertex distance from it (SOURCE-normalised)")
-    parser.add_argument("--no-rigid-pieces", action="store_true",
-                        help="fit a SOURCE of several connected pieces as one deforming surface (default: each "
-                             "piece, a part of an assembly, moves rigidly)")
-    parser.add_argument("--piece-steps", type=int, metavar="N",
-                        help="ICP steps that register each group of rigid pieces on TARGET's samples after the fit; "
-                             "0: none (default: IKConfig's)")
-    parser.add_argument("--piece-links", choices=("on", "off"),
-                        help="after the registration, each group of pieces takes rest, its own motion or another "
-                             "group's, whichever the observation supports (default: IKConfig's)")
-    parser.add_argument("--keep-starts", type=int, metavar="N",
-                        help="starts that go on after the first steps of the fit's q stage, the others dropped; "
-                             "0: all (default: IKConfig's)")
     parser.add_argument("--seed", type=int, default=0)
+    add_fit_options(parser)
     add_model_options(parser)
     parser.set_defaults(func=run)
 
@@ -51,7 +41,7 @@ def register(subparsers) -> None:
 def run(args) -> int:
     import numpy as np
 
-    from neurok_ros.strict_json import json_line
+    from neurok_ros.cli.fit_options import fit_config
     from neurok_ros.cli.model_options import load_model_from_args
     from neurok_ros.errors import NeurokInputError
     from neurok_ros.geometry.mesh_io import load_mesh, save_mesh
@@ -60,8 +50,9 @@ def run(args) -> int:
     from neurok_ros.geometry.surface_sampling import sample_surface
     from neurok_ros.geometry.visibility import visible_samples
     from neurok_ros.kinematics.fit_ensemble import fit_ensemble
+    from neurok_ros.kinematics.ik_config import IKConfig
     from neurok_ros.kinematics.instance import EncodingConfig
-    from neurok_ros.kinematics.inverse_kinematics import IKConfig
+    from neurok_ros.strict_json import json_line
 
     started = time.perf_counter()
     V_s, F_s = load_mesh(args.source)
@@ -73,17 +64,7 @@ def run(args) -> int:
         raise NeurokInputError("--target-points and --samples must be positive")
     if args.fits < 1:
         raise NeurokInputError(f"--fits must be a positive integer, got {args.fits}")
-    if args.piece_steps is not None and args.piece_steps < 0:
-        raise NeurokInputError(f"--piece-steps must be >= 0, got {args.piece_steps}")
-    if args.keep_starts is not None and args.keep_starts < 0:
-        raise NeurokInputError(f"--keep-starts must be >= 0, got {args.keep_starts}")
-    ik = IKConfig(seed=args.seed, partial=args.camera is not None, rigid_pieces=not args.no_rigid_pieces)
-    if args.keep_starts is not None:
-        ik = replace(ik, q_keep=args.keep_starts)
-    if args.piece_steps is not None:
-        ik = replace(ik, piece_steps=args.piece_steps)
-    if args.piece_links is not None:
-        ik = replace(ik, piece_links=args.piece_links == "on")
+    ik = fit_config(args, IKConfig(seed=args.seed, partial=args.camera is not None))
     model, _ = load_model_from_args(args)
     rng = np.random.default_rng(args.seed)
     if args.camera is None:
@@ -97,7 +78,7 @@ def run(args) -> int:
         save_mesh(args.out, fitted, F_s)
     scores = metrics_in_frame((fitted, F_s), (V_t, F_t), instance.transform, args.samples)
     spread = float(ensemble.spread.mean()) * instance.transform.scale if args.fits > 1 else None
-    rigid = 0 if args.no_rigid_pieces else int(vertex_pieces(F_s, len(V_s)).max()) + 1  # -1s: one piece, 0
+    rigid = int(vertex_pieces(F_s, len(V_s)).max()) + 1 if ik.rigid_pieces else 0  # -1s: one piece, 0
     summary = {**scores, "k": instance.k, "k_q": instance.k_q, "fits": args.fits, "spread": spread,
                "rigid_pieces": rigid, "seconds": round(seconds, 3)}
     if args.json:

@@ -34,8 +34,8 @@ def _positive_int(text: str) -> int:
 
 
 def run(args) -> int:
-    from neurok_ros.strict_json import json_line
     from neurok_ros.geometry.metrics import DEFAULT_SEED, mesh_metrics
+    from neurok_ros.strict_json import json_line
 
     seed = DEFAULT_SEED if args.seed is None else args.seed
     result = mesh_metrics(args.source, args.target, num_samples=args.samples, seed=seed)

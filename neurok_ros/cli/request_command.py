@@ -8,8 +8,9 @@ whose vertices are the columns, frame_id, stamp, latency_s, and the contacts sen
 """
 from __future__ import annotations
 
-from neurok_ros.strict_json import json_line
 import time
+
+from neurok_ros.strict_json import json_line
 
 
 def register(subparsers) -> None:

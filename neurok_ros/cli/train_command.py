@@ -59,7 +59,8 @@ def run_train(args) -> int:
         value = getattr(args, name)
         if value is not None and value < (1 if name == "batch_size" else 0):
             from neurok_ros.errors import NeurokInputError
-            raise NeurokInputError(f"--{name.replace('_', '-')} must be {'positive' if name == 'batch_size' else 'non-negative'}")
+            sign = "positive" if name == "batch_size" else "non-negative"
+            raise NeurokInputError(f"--{name.replace('_', '-')} must be {sign}")
     run = load_run_config(args.config or config_path("model/default.yaml"), args.set)
     result = train(args.data, run, args.out, device=args.device, resume=args.resume, steps=args.steps,
                    split_file=args.split_file, workers=args.workers, progress=not args.no_progress, init_from=args.init,

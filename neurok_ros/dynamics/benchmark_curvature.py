@@ -6,8 +6,8 @@ passes through): the Christoffel form builds dM/dq (k_q^3) by nested jacfwd; the
 by jacfwd and d2x by jvp of jvp. Run: python -m neurok_ros.dynamics.benchmark_curvature
 """
 import math
-from dataclasses import dataclass
 import time
+from dataclasses import dataclass
 from typing import Callable, Dict
 
 import torch

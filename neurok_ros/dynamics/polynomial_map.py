@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import TYPE_CHECKING, Optional, Tuple
 
 import torch
+
+if TYPE_CHECKING:  # for the annotation only; polynomial_kinematic_map imports it when called
+    from neurok_ros.dynamics.kinematic_map import KinematicMap
 
 
 def monomial_exponents(num_coords: int, degree: int) -> torch.Tensor:
@@ -138,7 +141,7 @@ def fit_polynomial_map(q: torch.Tensor, x: torch.Tensor, degree: int, scale: Opt
     residual = float((design @ coefficients - x64).pow(2).mean().mul(3.0).sqrt())
     ops = _derivative_operators(exponents)
     first = [ops[i] @ coefficients / scale for i in range(ops.shape[0])]
-    second = [ops[l] @ first[i] / scale for i in range(ops.shape[0]) for l in range(i, ops.shape[0])]
+    second = [ops[j] @ first[i] / scale for i in range(ops.shape[0]) for j in range(i, ops.shape[0])]
     stack = torch.cat([coefficients, *first, *second], dim=1)
     return PolynomialMap(exponents, float(scale), stack.to(x.device if device is None else device), x.shape[1],
                          residual)

@@ -23,9 +23,9 @@ import numpy as np
 from neurok_ros.dynamics.external_forces import DragForce, PushForce
 from neurok_ros.dynamics.lagrangian import LagrangianSystem
 from neurok_ros.dynamics.polynomial_map import PolynomialMap
+from neurok_ros.dynamics.potentials import spring_constants
 from neurok_ros.dynamics.root_plus_linear_map import RootPlusLinearMap
 from neurok_ros.dynamics.root_polynomial_map import W_MIN, RootPolynomialMap
-from neurok_ros.dynamics.potentials import spring_constants
 
 
 def _array(tensor) -> np.ndarray:

@@ -73,7 +73,8 @@ class RootPolynomialMap:
 
     def _slope(self, sign: torch.Tensor, w: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
         j = torch.arange(2, self.degree + 1, dtype=w.dtype, device=w.device)
-        return sign[..., None] * torch.einsum("...j,...jp->...p", root_powers(w, self.degree, 2) * j / 2, c) / self.scale
+        return (sign[..., None] * torch.einsum("...j,...jp->...p", root_powers(w, self.degree, 2) * j / 2, c)
+                / self.scale)
 
     def expand(self, q: torch.Tensor, qdot: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """x (n, 3), J (3n, 1) and d2x/dq2[qdot, qdot] (n, 3) at q, qdot (1,)."""

@@ -36,8 +36,8 @@ class RegularGrid:
     def nodes(self) -> np.ndarray:
         """(R^3, 3) float64 node positions in flattened order."""
         axis = np.linspace(self.low, self.high, self.resolution)
-        i, j, l = np.meshgrid(axis, axis, axis, indexing="ij")
-        return np.stack([i.ravel(), j.ravel(), l.ravel()], axis=1)
+        x, y, z = np.meshgrid(axis, axis, axis, indexing="ij")
+        return np.stack([x.ravel(), y.ravel(), z.ravel()], axis=1)
 
 
 def splat_inverse_distance(grid: RegularGrid, points: np.ndarray, values: np.ndarray,

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from neurok_ros.evaluation.pca_baseline import PCAFitConfig, PCASubspace, fit_pca_pose
+from neurok_ros.evaluation.pca_baseline import PCASubspace, fit_pca_pose
 from neurok_ros.kinematics.fit_ensemble import fit_ensemble
+from neurok_ros.kinematics.ik_config import IKConfig
 from neurok_ros.kinematics.instance import EncodingConfig
-from neurok_ros.kinematics.inverse_kinematics import IKConfig
 
 
 @dataclass
@@ -76,12 +76,13 @@ class NeuROKMethod(Method):
 
 @dataclass
 class PCAMethod(Method):
-    """Displace SOURCE by the PCA subspace field fitted to TARGET's samples (pca_baseline)."""
+    """Displace SOURCE by the PCA subspace field fitted to TARGET's samples with NeuROK's IK settings
+    (pca_baseline.fit_pca_pose)."""
 
     subspace: PCASubspace = None
-    fit: PCAFitConfig = PCAFitConfig()
+    ik: IKConfig = IKConfig()
 
     def predict(self, source_vertices, faces, target_points) -> Prediction:
-        result = fit_pca_pose(self.subspace, source_vertices, faces, target_points, self.fit)
+        result = fit_pca_pose(self.subspace, source_vertices, faces, target_points, self.ik)
         return Prediction(result.vertices, result.seconds, 0.0,
                           {"k": self.subspace.dim, "k_q": self.subspace.dim, "loss": result.loss})

@@ -10,18 +10,19 @@ frame rather than on any mesh's vertices:
   the mean and d components. Coefficients c are in units of each component's standard deviation over
   the training vectors, so c ~ N(0, I) is a typical training displacement.
 - Fit: the displacement at a point p of the SOURCE's normalised frame is the trilinear interpolation of
-  (mean + components^T (std * c)) at p. Adam on c minimises Chamfer-L2 (the IK's own chamfer_l2) between
-  the displaced SOURCE samples and the TARGET samples, plus 1/2 w |c|^2, from several starts (c = 0,
-  the c closest to no displacement, and draws from N(0, I)); the best start is refined with a smaller
-  step. Then SOURCE's vertices are displaced by the fitted field.
+  (mean + components^T (std * c)) at p. SOURCE displaced so is a pose space with latent c
+  (PCAPoseSpace), fitted by NeuROK's own fit_pose with the same IKConfig: Chamfer-L2 between the
+  displaced SOURCE samples and the TARGET samples plus 1/2 w |c|^2, from several starts (c = 0, the c
+  closest to no displacement, and draws from N(0, I)), the best start refined at the z stage's step;
+  then SOURCE's vertices are displaced by the fitted field (its rigid pieces projected and registered
+  as NeuROK's are). There is no rest check: c = 0 is not SOURCE.
 """
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -30,10 +31,10 @@ import torch
 from neurok_ros.errors import NeurokInputError
 from neurok_ros.evaluation.grid_field import RegularGrid, splat_inverse_distance, trilinear
 from neurok_ros.geometry.normalisation import NormalisingTransform
-from neurok_ros.geometry.rigid_pieces import RigidPieces, rigidity_residual
-from neurok_ros.geometry.surface_sampling import evaluate_samples, sample_surface
-from neurok_ros.kinematics.inverse_kinematics import IKConfig, adam_on_rows, chamfer_l2, sample_set_seeds
-from neurok_ros.kinematics.piece_registration import register_pieces
+from neurok_ros.geometry.surface_sampling import SurfaceSamples, evaluate_samples, sample_surface
+from neurok_ros.kinematics.active_subspace import whole_space
+from neurok_ros.kinematics.ik_config import IKConfig
+from neurok_ros.kinematics.inverse_kinematics import fit_pose
 
 CACHE_FORMAT = "neurok-pca-subspace-1"
 
@@ -186,44 +187,62 @@ def load_or_fit_subspace(root: str | Path, train_files: list[str], config: PCACo
     return subspace, path, False
 
 
-@dataclass(frozen=True)
-class PCAFitConfig:
-    """Mirrors IKConfig: points: SOURCE samples; starts; steps of the batched stage at `rate`, then
-    refine_steps on the best start at refine_rate; prior_weight: 1/2 w |c|^2; partial: one-sided
-    Chamfer from the observed points (a partial observation); sample_sets: SOURCE sample sets, the next
-    at each objective evaluation (as in fit_pose); rigid_pieces, rigidity_weight: a multi-piece SOURCE
-    is fitted as rigid pieces (as in fit_pose: the pieces' rigidity residual in the objective, the
-    displaced vertices projected on each piece's best rigid motion); piece_steps, piece_tolerance,
-    piece_links, piece_link_tolerance: then each group of pieces registered on the observation and
-    assigned its link's motion (as in fit_pose); keep, prune_after: only the keep best starts go on
-    after prune_after steps of the batched stage (0: all; as in fit_pose); seed."""
+class PCAPoseSpace:
+    """SOURCE (vertices (n, 3), faces (m, 3)) displaced by a subspace's field, as a pose space for
+    fit_pose (kinematics/pose_space.py): the latent is the coefficient vector c (d,) itself (A = I, no
+    bank motions), its prior N(0, I); the first start is c = 0, the next the c closest to no displacement,
+    then draws from N(0, I). c = 0 is the mean displacement, not SOURCE, so its fits skip the rest check."""
 
-    points: int = 512
-    starts: int = 8
-    steps: int = 60
-    refine_steps: int = 30
-    rate: float = 0.15
-    refine_rate: float = 0.03
-    prior_weight: float = 1e-4
-    partial: bool = False
-    sample_sets: int = 1
-    rigid_pieces: bool = False
-    rigidity_weight: float = 0.0
-    piece_steps: int = 0
-    piece_tolerance: float = 0.01
-    piece_links: bool = False
-    piece_link_tolerance: float = 0.01
-    keep: int = 0
-    prune_after: int = 10
-    seed: int = 0
+    motion_offsets = None
+    device = torch.device("cpu")
 
-    @classmethod
-    def from_ik(cls, ik: IKConfig) -> "PCAFitConfig":
-        """The same budget as NeuROK's IK: points, starts, steps, step sizes (in std units), prior weight;
-        and the same objective (one-sided Chamfer for a partial observation)."""
-        return cls(ik.points, ik.starts, ik.q_steps, ik.z_steps, ik.q_rate, ik.z_rate, ik.prior_weight, ik.partial,
-                   ik.sample_sets, ik.rigid_pieces, ik.rigidity_weight, ik.piece_steps,
-                   ik.piece_tolerance, ik.piece_links, ik.piece_link_tolerance, ik.q_keep, ik.q_prune_after, ik.seed)
+    def __init__(self, subspace: PCASubspace, vertices: np.ndarray, faces: np.ndarray):
+        self.pca = subspace
+        self.vertices = np.asarray(vertices, dtype=np.float64)
+        self.faces = np.asarray(faces)
+        self.transform = NormalisingTransform.from_vertices(self.vertices)
+        self.fields = subspace.node_values()  # the mean and the scaled components on the grid
+        self.prior_mean = torch.zeros(subspace.dim)
+        self.rest_latent = torch.zeros(subspace.dim)
+        self.subspace = whole_space(subspace.dim, torch.float32)
+
+    @property
+    def k(self) -> int:
+        return self.pca.dim
+
+    @property
+    def k_q(self) -> int:
+        return self.pca.dim
+
+    def coordinates(self, z: torch.Tensor) -> torch.Tensor:
+        return z
+
+    def prior_draws(self, count: int, seed: int) -> torch.Tensor:
+        """(count, d): the c closest to no displacement, then rows 2.. of a seeded (count + 1, d) draw
+        from N(0, I) (rows 0 and 1 stand for c = 0, the fit's first start, and that c)."""
+        draws = torch.randn(count + 1, self.k, generator=torch.Generator().manual_seed(seed))[1:]
+        draws[0] = torch.as_tensor(self.pca.coefficients_of(np.zeros_like(self.pca.mean)), dtype=torch.float32)
+        return draws
+
+    def surface_samples(self, count: int, seed: int = 0) -> tuple[SurfaceSamples, torch.Tensor]:
+        samples = sample_surface(self.vertices, self.faces, count, np.random.default_rng(seed))
+        return samples, torch.as_tensor(self.transform.apply(samples.points), dtype=torch.float32)
+
+    def query_cache(self, points: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(points (N, 3), the mean and scaled component fields at them (d + 1, N, 3))."""
+        return points, trilinear(self.fields, points, self.pca.grid)
+
+    def positions(self, z: torch.Tensor, queries: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        points, basis = queries
+        return points + basis[0] + torch.einsum("bd,dnc->bnc", z, basis[1:])
+
+    def decode(self, q=None, z=None) -> np.ndarray:
+        """SOURCE's vertices displaced by the field of coefficients z (d,) (or q: the same coordinates),
+        SOURCE's frame and units."""
+        with torch.no_grad():
+            normalised = torch.as_tensor(self.transform.apply(self.vertices), dtype=torch.float32)
+            moved = normalised + trilinear(self.pca.node_values(q if z is None else z), normalised, self.pca.grid)[0]
+        return self.transform.invert(moved.double().numpy())
 
 
 @dataclass
@@ -238,53 +257,12 @@ class PCAFit:
 
 
 def fit_pca_pose(subspace: PCASubspace, vertices: np.ndarray, faces: np.ndarray, target_points: np.ndarray,
-                 config: PCAFitConfig = PCAFitConfig()) -> PCAFit:
+                 config: IKConfig = IKConfig()) -> PCAFit:
     """Fit coefficients so that SOURCE (vertices (n, 3), faces) displaced by the subspace field matches
-    target_points (M, 3), both in SOURCE's frame and units; returns the displaced vertices."""
-    started = time.perf_counter()
-    V = np.asarray(vertices, dtype=np.float64)
-    transform = NormalisingTransform.from_vertices(V)
-    target = torch.as_tensor(transform.apply(np.asarray(target_points, dtype=np.float64)), dtype=torch.float32)
-    fields = subspace.node_values()  # the mean and the scaled components on the grid
-    pieces = RigidPieces.of_mesh(V, faces) if config.rigid_pieces else None
-    sets = []  # per sample set (samples (N, 3), field basis at them (d + 1, N, 3), pieces), as in fit_pose
-    for seed in sample_set_seeds(config.seed, config.sample_sets):
-        drawn = sample_surface(V, faces, config.points, np.random.default_rng(seed))
-        samples = torch.as_tensor(transform.apply(drawn.points), dtype=torch.float32)
-        piece_of = None if pieces is None else pieces.sample_labels(faces, drawn.face_ids)
-        sets.append((samples, trilinear(fields, samples, subspace.grid), piece_of))
-    sample_sets = itertools.cycle(sets)
-
-    def objective(c: torch.Tensor) -> torch.Tensor:
-        samples, basis, piece_of = next(sample_sets)
-        moved = samples + basis[0] + torch.einsum("bd,dnc->bnc", c, basis[1:])
-        loss = chamfer_l2(moved, target, config.partial) + 0.5 * config.prior_weight * c.square().sum(1)
-        if piece_of is not None and config.rigidity_weight > 0:
-            loss = loss + config.rigidity_weight * rigidity_residual(samples, moved, piece_of)
-        return loss
-
-    generator = torch.Generator().manual_seed(config.seed)
-    starts = torch.randn(max(2, config.starts), subspace.dim, generator=generator)
-    starts[0] = 0.0
-    starts[1] = torch.as_tensor(subspace.coefficients_of(np.zeros_like(subspace.mean)), dtype=torch.float32)
-    values, start_losses = adam_on_rows(starts, objective, config.steps, config.rate,
-                                        prune=(config.prune_after, config.keep))
-    best = int(torch.argmin(start_losses))
-    c, loss = values[best:best + 1], start_losses[best:best + 1]
-    if config.refine_steps > 0:
-        c, loss = adam_on_rows(c, objective, config.refine_steps, config.refine_rate)
-    with torch.no_grad():
-        normalised = torch.as_tensor(transform.apply(V), dtype=torch.float32)
-        moved = normalised + trilinear(subspace.node_values(c), normalised, subspace.grid)[0]
-    out = transform.invert(moved.double().numpy())
-    if pieces is not None:
-        out = pieces.project(V, out)
-        if config.piece_steps > 0:
-            samples, fresh = (sample_surface(V, faces, 4 * config.points, np.random.default_rng(config.seed + s))
-                              for s in (4, 3))
-            registered = register_pieces(transform.apply(V), transform.apply(out), faces, pieces, samples, target,
-                                         config.piece_steps, config.piece_tolerance, config.partial, fresh=fresh,
-                                         links=config.piece_links, link_tolerance=config.piece_link_tolerance)
-            out = transform.invert(registered)
-    return PCAFit(c[0].detach().numpy().astype(np.float64), out, float(loss[0]), start_losses.numpy(),
-                  time.perf_counter() - started)
+    target_points (M, 3), both in SOURCE's frame and units, with fit_pose and `config` as NeuROK's IK
+    (q stage in c, then the z stage in c again; no rest check); returns the displaced vertices."""
+    space = PCAPoseSpace(subspace, vertices, faces)
+    target = space.transform.apply(np.asarray(target_points, dtype=np.float64))
+    result = fit_pose(space, target, replace(config, rest_check=False))
+    return PCAFit(result.z.numpy().astype(np.float64), result.vertices, result.loss, result.start_losses.numpy(),
+                  result.seconds)

@@ -2,7 +2,8 @@
 
 A 200-pair table takes about an hour per fitted row on two cores. Adding rows to a finished table,
 or going on after an interruption, should not fit again what was already fitted. An earlier run's
-records are reusable when its protocol (PROTOCOL_FIELDS) equals this run's, and each reused row is
+records are reusable when its protocol (PROTOCOL_FIELDS, which its --json file stores resolved, as
+"config": protocol_of) equals this run's, and each reused row is
 spot-checked: its first reused pair is fitted again and must reproduce the stored metrics
 (SPOT_TOLERANCE). A different checkpoint, dataset or fitting code fails that check.
 
@@ -10,7 +11,10 @@ Records are keyed by (row key, instance file, pose a, pose b); failed records ar
 """
 from __future__ import annotations
 
+import json
 import math
+from dataclasses import asdict, is_dataclass
+from pathlib import Path
 
 from neurok_ros.errors import NeurokInputError
 
@@ -26,9 +30,19 @@ def record_key(record: dict) -> tuple[str, str, int, int]:
     return record["method"], record["file"], int(record["pose_a"]), int(record["pose_b"])
 
 
-def protocol_differences(earlier, current) -> list[str]:
-    """Names of the PROTOCOL_FIELDS in which two EvalConfigs differ."""
-    return [name for name in PROTOCOL_FIELDS if getattr(earlier, name) != getattr(current, name)]
+def protocol_of(config) -> dict:
+    """An EvalConfig's PROTOCOL_FIELDS as JSON values: IKConfig and PCAConfig as dicts of their fields,
+    paths as strings."""
+    values = {}
+    for name in PROTOCOL_FIELDS:
+        value = getattr(config, name)
+        values[name] = asdict(value) if is_dataclass(value) else str(value) if isinstance(value, Path) else value
+    return json.loads(json.dumps(values))
+
+
+def protocol_differences(earlier: dict, current: dict) -> list[str]:
+    """Names of the PROTOCOL_FIELDS in which two protocols (protocol_of) differ."""
+    return [name for name in PROTOCOL_FIELDS if earlier.get(name) != current.get(name)]
 
 
 def metric_gap(stored: dict, fresh: dict) -> dict[str, float]:

@@ -18,20 +18,20 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from neurok_ros.data.instance_format import load_instance
 from neurok_ros.errors import NeurokInputError
 from neurok_ros.evaluation import report
 from neurok_ros.evaluation.methods import IdentityMethod, Method, NeuROKMethod, PCAMethod
-from neurok_ros.evaluation.pca_baseline import PCAConfig, PCAFitConfig, load_or_fit_subspace
+from neurok_ros.evaluation.pca_baseline import PCAConfig, load_or_fit_subspace
 from neurok_ros.evaluation.pose_pairs import pair_heading, pair_meshes, pose_pair, select_files, target_samples
 from neurok_ros.evaluation.record_reuse import metric_gap, record_key, reproduces
 from neurok_ros.geometry.metrics import DEFAULT_SEED, metrics_in_frame
 from neurok_ros.geometry.normalisation import NormalisingTransform
+from neurok_ros.kinematics.ik_config import IKConfig
 from neurok_ros.kinematics.instance import DEFAULT_CHECKPOINT, EncodingConfig, load_default_model
-from neurok_ros.kinematics.inverse_kinematics import FALLBACK_GAP_RATIO, IKConfig
+from neurok_ros.kinematics.inverse_kinematics import FALLBACK_GAP_RATIO
 from neurok_ros.strict_json import finite_or_none
 from neurok_ros.training.pair_dataset import split_files
 
@@ -161,7 +161,7 @@ def build_methods(config: EvalConfig, train_files: list[str]) -> tuple[list[Meth
     pca_facts = dict(subspace.facts, cache_file=str(cache_file) if cache_file else None, from_cache=cached,
                      explained=[float(e) for e in subspace.explained])
     methods.append(PCAMethod("pca", labels["pca"], "PCA subspace of training displacements, same IK budget",
-                             subspace, PCAFitConfig.from_ik(ik)))
+                             subspace, ik))
     notes += [f"Row \"{labels[key]}\" skipped (--skip-rows)." for key in skippable if key in config.skip_rows]
     methods = [m for m in methods if m.key not in config.skip_rows]
     return methods, checkpoints, notes, pca_facts
@@ -284,9 +284,9 @@ def render_markdown(config: EvalConfig, methods: list[Method], records: list[dic
         lines += ["", f"Categories evaluated here that the NeuROK checkpoint never saw in training: "
                       f"{', '.join(sorted(unseen))} (marked \"unseen\" below)."]
     lines += ["", "## Protocol", "",
-              f"- Pairs: per category of the split, up to N instances chosen by a seeded permutation; per "
-              f"instance one pair of distinct poses (a, b) among its rest pose and frames, drawn with the seed. "
-              f"SOURCE = pose a (vertices and faces), TARGET = pose b."
+              "- Pairs: per category of the split, up to N instances chosen by a seeded permutation; per "
+              "instance one pair of distinct poses (a, b) among its rest pose and frames, drawn with the seed. "
+              "SOURCE = pose a (vertices and faces), TARGET = pose b."
               + (" Both are turned about the up axis (z) by one seeded uniform random angle per pair "
                  "(`--random-heading`: an object scanned standing on a table at an unknown heading); the "
                  "dataset's own poses stand upright at a fixed heading per category; training with "
@@ -324,6 +324,8 @@ def render_markdown(config: EvalConfig, methods: list[Method], records: list[dic
               + (f" (a fresh set of them at each evaluation of the objective, cycling through {ik.sample_sets} "
                  f"seeded sets; the PCA baseline alike)" if ik.sample_sets > 1 else " (one fixed set)")
               + f", prior weight {ik.prior_weight:g}"
+              + (f", the {ik.trim:g} fraction of TARGET samples farthest from the decoded shape left out of the "
+                 f"objective and the rest check (the PCA baseline alike)" if ik.trim > 0 else "")
               + (f"; a SOURCE mesh of several connected pieces is fitted as rigid pieces (the objective adds "
                  f"{ik.rigidity_weight:g} times the pieces' rigidity residual, the mean squared distance of the "
                  f"decoded samples from each piece's best rigid motion, and the prediction moves every piece by "

@@ -8,9 +8,10 @@ units of the source's longest bounding-box side.
   nearest-neighbour gap of two independent sample sets): this is sampling noise, not error.
 - Volumetric IoU on uniform points in the padded box around both shapes, inside/outside by the
   generalised winding number (works for open and multi-part meshes; geometry/occupancy.py answers a
-  closed mesh's points by surface-free octree cells, the same answers for a third of the time). It is undefined (NaN) when the
-  reference shape encloses no volume, e.g. a flat sheet: there is nothing to compare with. That is
-  decided on the reference alone (points in its own padded box, a seed of their own), so a pair is
+  closed mesh's points by surface-free octree cells, the same answers for a third of the time). It is
+  undefined (NaN) when the reference shape encloses no volume, e.g. a flat sheet: there is nothing to
+  compare with. That is decided on the reference alone (points in its own padded box, a seed of their
+  own), so a pair is
   defined or undefined for every prediction alike.
 A fixed default seed makes every number reproducible.
 """

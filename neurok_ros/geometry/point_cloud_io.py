@@ -57,7 +57,8 @@ def _array(path: Path) -> np.ndarray:
     try:
         return np.load(path, allow_pickle=False)
     except ValueError as exc:  # an object array, or not an .npy file
-        raise NeurokInputError(f"{path}: could not read it as a numeric .npy array: {str(exc).splitlines()[0]}") from None
+        raise NeurokInputError(f"{path}: could not read it as a numeric .npy array: "
+                               f"{str(exc).splitlines()[0]}") from None
 
 
 def _pcd(path: Path) -> np.ndarray:

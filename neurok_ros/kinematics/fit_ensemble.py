@@ -15,8 +15,8 @@ import numpy as np
 import torch
 
 from neurok_ros.errors import NeurokInputError
-from neurok_ros.kinematics.instance import EncodingConfig, NeuROKInstance, encode_mesh
 from neurok_ros.geometry.rigid_pieces import RigidPieces
+from neurok_ros.kinematics.instance import EncodingConfig, NeuROKInstance, encode_mesh
 from neurok_ros.kinematics.inverse_kinematics import IKConfig, IKResult, fit_pose
 
 

@@ -36,6 +36,7 @@ from neurok_ros.geometry.mesh_cleaning import validate_mesh_arrays
 from neurok_ros.geometry.normalisation import NormalisingTransform
 from neurok_ros.geometry.surface_sampling import SurfaceSamples, sample_surface
 from neurok_ros.kinematics.active_subspace import Subspace, active_subspace, gaussian_draws, whole_space
+from neurok_ros.kinematics.pose_space import projected_prior_draws
 from neurok_ros.model.conditional_vae import NeuROKModel, apply_deformation
 from neurok_ros.model.deformation_decoder import QueryCache
 from neurok_ros.model.posterior_bank import bank_draws
@@ -130,6 +131,11 @@ class NeuROKInstance:
     def coordinates(self, z: torch.Tensor) -> torch.Tensor:
         """z (..., k) -> q (..., k_q), the projection A^T (z - z_rest)."""
         return (z - self.rest_latent) @ self.subspace.basis
+
+    def prior_draws(self, count: int, seed: int = 0) -> torch.Tensor:
+        """(count, k): the prior mean, then N(mu, I) draws, projected on the subspace (the IK's
+        candidate starts besides z_rest, pose_space.projected_prior_draws)."""
+        return projected_prior_draws(self, count, seed)
 
     def sample_latents(self, count: int, seed: int = 0, temperature: float = 1.0) -> torch.Tensor:
         """count draws from the prior, (count, k): z = z_rest + temperature * offset, offsets drawn
@@ -231,7 +237,7 @@ def no_deformation(points: torch.Tensor, output: str) -> torch.Tensor:
 
 def load_default_model(checkpoint: str | Path | None = None, device: str = "cpu") -> tuple[NeuROKModel, dict]:
     """(model in eval mode, checkpoint dict) from `checkpoint` or the shipped default."""
-    from neurok_ros.training.checkpoint import load_model
+    from neurok_ros.model.checkpoint import load_model
 
     return load_model(checkpoint or DEFAULT_CHECKPOINT, device=resolve_device(device))
 

@@ -27,6 +27,7 @@ import torch
 
 from neurok_ros.geometry.rigid_pieces import piece_motions
 from neurok_ros.geometry.surface_sampling import evaluate_samples
+from neurok_ros.kinematics.objectives import trimmed_mean
 
 SWEEPS = 4  # coordinate-descent sweeps over the groups at most
 
@@ -70,8 +71,6 @@ def assign_links(rest: np.ndarray, moved: np.ndarray, faces: np.ndarray, vertex_
     partial (register_pieces does not call it then: a part out of view would go back to rest); trim:
     the fraction of observed points farthest from the surface left out, as in the rest check)."""
     from scipy.spatial import cKDTree
-
-    from neurok_ros.kinematics.inverse_kinematics import trimmed_mean
 
     F = np.asarray(faces, dtype=np.int64)
     groups = int(vertex_groups.max()) + 1

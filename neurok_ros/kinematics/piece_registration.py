@@ -26,6 +26,8 @@ import torch
 
 from neurok_ros.geometry.rigid_pieces import piece_motions
 from neurok_ros.geometry.surface_sampling import evaluate_samples
+from neurok_ros.kinematics.link_assignment import assign_links
+from neurok_ros.kinematics.objectives import normalised_surface_error
 
 
 def motion_groups(rest: torch.Tensor, moved: torch.Tensor, labels: torch.Tensor, weights: torch.Tensor,
@@ -109,8 +111,6 @@ def register_pieces(rest: np.ndarray, vertices: np.ndarray, faces: np.ndarray, p
     With links, every group then takes the motion the observation supports among rest, its own and
     the other groups' (link_assignment.assign_links with link_tolerance, judged on `samples`); not when
     partial: a part the view does not show would score alike anywhere and go back to rest."""
-    from neurok_ros.kinematics.inverse_kinematics import normalised_surface_error
-
     V = torch.as_tensor(np.asarray(vertices, dtype=np.float64))
     if steps <= 0:
         return V.numpy()
@@ -133,8 +133,6 @@ def register_pieces(rest: np.ndarray, vertices: np.ndarray, faces: np.ndarray, p
         moved = moved if errors[1] < errors[0] else V.numpy()
     if not links or partial:
         return moved
-    from neurok_ros.kinematics.link_assignment import assign_links
-
     return assign_links(np.asarray(rest, dtype=np.float64), moved, F, grouped(pieces.labels).numpy(),
                         np.asarray(pieces.areas, dtype=np.float64), samples, target.double().numpy(), partial, trim,
                         link_tolerance)

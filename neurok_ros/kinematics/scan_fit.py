@@ -13,11 +13,12 @@ mm for the scan without table (docs/model.md).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from neurok_ros.errors import NeurokInputError
+from neurok_ros.kinematics.ik_config import IKConfig
 
 OVERLAP_MARGIN = 0.5  # scan points within this many bounding-box diagonals of the mesh's box overlap it
 SUPPORT_BAND = 0.01  # scan points this close (in bounding-box diagonals) to the mesh's lowest z: the table
@@ -69,7 +70,8 @@ def surface_distances(points: np.ndarray, vertices: np.ndarray, faces: np.ndarra
     """(median, 90th percentile) of the distances from points (M, 3) to the surface, mesh units."""
     import igl
 
-    squared = igl.point_mesh_squared_distance(np.asarray(points, dtype=np.float64), np.asarray(vertices, dtype=np.float64),
+    squared = igl.point_mesh_squared_distance(np.asarray(points, dtype=np.float64),
+                                              np.asarray(vertices, dtype=np.float64),
                                               np.asarray(faces, dtype=np.int64))[0]
     d = np.sqrt(squared)
     return float(np.median(d)), float(np.percentile(d, 90))
@@ -77,18 +79,19 @@ def surface_distances(points: np.ndarray, vertices: np.ndarray, faces: np.ndarra
 
 def fit_scan(instance, vertices: np.ndarray, faces: np.ndarray, scan: np.ndarray, partial: bool,
              points: int = 2048, seed: int = 0, support_band: float = SUPPORT_BAND, trim: float = TRIM,
-             rigid_pieces: bool = True) -> ScanFit:
+             rigid_pieces: bool = True, ik: IKConfig = IKConfig()) -> ScanFit:
     """Fit `instance` (encoded from vertices (N, 3), faces (F, 3)) to scan (M, 3), mesh frame, z up;
     the fit sees at most `points` of the scan's object points (a seeded subset), after drop_support
     with a band of support_band bounding-box diagonals (0: none), and leaves the `trim` fraction of
     them farthest from the decoded shape out of its objective (IKConfig.trim); a mesh of several
-    connected pieces is fitted as rigid pieces unless rigid_pieces is False (IKConfig.rigid_pieces). Raises
+    connected pieces is fitted as rigid pieces unless rigid_pieces is False (IKConfig.rigid_pieces); ik: the
+    fit's other settings (seed, partial, trim and rigid_pieces are the arguments'). Raises
     NeurokInputError for a scan that does not overlap the mesh (check_overlap) or has fewer than
     MIN_POINTS object points."""
     import torch
 
     from neurok_ros.geometry.point_cloud_io import MIN_POINTS
-    from neurok_ros.kinematics.inverse_kinematics import IKConfig, fit_pose
+    from neurok_ros.kinematics.inverse_kinematics import fit_pose
 
     scan = np.asarray(scan, dtype=np.float64)
     check_overlap(scan, vertices)
@@ -101,7 +104,7 @@ def fit_scan(instance, vertices: np.ndarray, faces: np.ndarray, scan: np.ndarray
     rng = np.random.default_rng(seed)
     seen = scan if len(scan) <= points else scan[rng.choice(len(scan), points, replace=False)]
     result = fit_pose(instance, torch.as_tensor(instance.transform.apply(seen), dtype=torch.float32),
-                      IKConfig(seed=seed, partial=partial, trim=trim, rigid_pieces=rigid_pieces))
+                      replace(ik, seed=seed, partial=partial, trim=trim, rigid_pieces=rigid_pieces))
     fitted = result.vertices
     return ScanFit(fitted, result.q.detach().cpu().numpy(), result.z.detach().cpu().numpy(), not result.kept_rest,
                    result.full_space, surface_distances(scan, fitted, faces), surface_distances(scan, vertices, faces),

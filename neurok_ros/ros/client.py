@@ -37,8 +37,14 @@ from neurok_ros.ros.contact_action import conditions_to_trajectory
 from neurok_ros.ros.diagnostics import find_status, parse_energy_text, stamp_text, status_values
 from neurok_ros.ros.mesh_marker import file_to_marker, marker_to_mesh, mesh_to_marker
 from neurok_ros.ros.observation_cloud import points_to_cloud
-from neurok_ros.ros.qos import (ACTION_QOS, DIAGNOSTICS_QOS, MESH_QOS, OBSERVATION_QOS, TRAJECTORY_MESH_QOS,
-                                TRAJECTORY_QOS)
+from neurok_ros.ros.qos import (
+    ACTION_QOS,
+    DIAGNOSTICS_QOS,
+    MESH_QOS,
+    OBSERVATION_QOS,
+    TRAJECTORY_MESH_QOS,
+    TRAJECTORY_QOS,
+)
 from neurok_ros.ros.trajectory_cloud import cloud_to_frames
 
 _client_ids = itertools.count()

@@ -36,10 +36,18 @@ from neurok_ros.ros.node_parameters import NODE_NAME, declare_parameters, read_s
 from neurok_ros.ros.observation_cloud import cloud_to_points
 from neurok_ros.ros.playback_markers import MarkerPlayback, contact_markers
 from neurok_ros.ros.prediction_worker import EncodingCache, LatestOnlyWorker, mesh_key
-from neurok_ros.ros.qos import (ACTION_QOS, CLICKED_POINT_QOS, DIAGNOSTICS_QOS, MARKERS_QOS, MESH_QOS,
-                                OBSERVATION_QOS, TRAJECTORY_MESH_QOS, TRAJECTORY_QOS)
-from neurok_ros.simulation.surface_index import SurfaceIndex
+from neurok_ros.ros.qos import (
+    ACTION_QOS,
+    CLICKED_POINT_QOS,
+    DIAGNOSTICS_QOS,
+    MARKERS_QOS,
+    MESH_QOS,
+    OBSERVATION_QOS,
+    TRAJECTORY_MESH_QOS,
+    TRAJECTORY_QOS,
+)
 from neurok_ros.ros.trajectory_cloud import frames_to_cloud
+from neurok_ros.simulation.surface_index import SurfaceIndex
 
 PLAYBACK_TICK_S = 0.02
 
@@ -352,9 +360,11 @@ class NeurokNode(Node):
             if fit.moved:
                 V = np.asarray(fit.vertices, dtype=np.float64)
                 key = mesh_key(V, received.faces)
-                instance, cached, encode_s = self._cache.get_or_encode(key, lambda: self.backend.encode(V, received.faces))
-                state = CurrentMesh(V, received.faces, received.frame_id, key, instance, SurfaceIndex(V, received.faces),
-                                    encode_s, cached, received.input_vertices, job.input_stamp, received=received)
+                instance, cached, encode_s = self._cache.get_or_encode(
+                    key, lambda: self.backend.encode(V, received.faces))
+                state = CurrentMesh(V, received.faces, received.frame_id, key, instance,
+                                    SurfaceIndex(V, received.faces), encode_s, cached, received.input_vertices,
+                                    job.input_stamp, received=received)
             else:
                 state = received
         except NeurokInputError as exc:

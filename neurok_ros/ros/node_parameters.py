@@ -121,8 +121,8 @@ SPECS = (
     ParameterSpec("diagnostics_period", "double", "seconds between periodic /diagnostics messages", 0.05, 3600.0),
 )
 SPEC_BY_NAME = {spec.name: spec for spec in SPECS}
-SIMULATION_PARAMETERS = ("duration", "fps", "gravity", "stiffness", "pin_stiffness", "damping", "mass", "barrier", "contact_tolerance",
-                         "drag_stiffness", "drag_damping", "simulation_points", "coordinates",
+SIMULATION_PARAMETERS = ("duration", "fps", "gravity", "stiffness", "pin_stiffness", "damping", "mass", "barrier",
+                         "contact_tolerance", "drag_stiffness", "drag_damping", "simulation_points", "coordinates",
                          "method", "step_size", "derivatives", "dynamics_map", "chart", "deformation_coordinates",
                          "deformation_stiffness", "surrogate_degree",
                          "surrogate_radius", "surrogate_refinements", "output_points")

@@ -14,8 +14,12 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from neurok_ros.geometry.vertex_driving import (blend_matrix, build_vertex_driver, drive_vertices_displacement,
-                                                drive_vertices_dq_frames)
+from neurok_ros.geometry.vertex_driving import (
+    blend_matrix,
+    build_vertex_driver,
+    drive_vertices_displacement,
+    drive_vertices_dq_frames,
+)
 
 DRIVER_NEIGHBOURS = 6
 

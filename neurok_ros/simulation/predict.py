@@ -31,20 +31,23 @@ from neurok_ros.dynamics.integrate import FIXED_STEP, Trajectory, simulate
 from neurok_ros.dynamics.kinematic_map import KinematicMap, positions_and_velocities
 from neurok_ros.dynamics.lagrangian import LagrangianSystem
 from neurok_ros.dynamics.potentials import potential_energy
-from neurok_ros.dynamics.root_plus_linear_map import RootPlusLinearMap, deformation_stiffness, \
-    root_plus_linear_kinematic_map, without_mode
+from neurok_ros.dynamics.root_plus_linear_map import (
+    RootPlusLinearMap,
+    deformation_stiffness,
+    root_plus_linear_kinematic_map,
+    without_mode,
+)
 from neurok_ros.dynamics.root_polynomial_map import rescale_negative, root_kinematic_map, side_speeds
 from neurok_ros.errors import NeurokInputError
 from neurok_ros.geometry.rigid_alignment import apply_rigid
-from neurok_ros.simulation.dense_output import interpolate_states
 from neurok_ros.geometry.vertex_driving import build_vertex_driver, drive_vertices_displacement
+from neurok_ros.simulation.dense_output import interpolate_states
 from neurok_ros.simulation.learned_map import LearnedMap, learned_kinematic_map
 from neurok_ros.simulation.output_decoding import DRIVER_NEIGHBOURS, decode_frames
 from neurok_ros.simulation.settings import SimulationSettings, default_settings, resolved_chart
 from neurok_ros.simulation.snapping import nearest_sample_distance, snap_to_surface, surface_index
 from neurok_ros.simulation.surface_index import SurfaceIndex
 from neurok_ros.simulation.surrogate import SOLVER_DEVICE, Surrogate, fit_surrogate, frame_error, refine_surrogate
-
 
 MAX_RETIME = 10.0  # matched_sides retimes a side by at most this factor
 LOCATING_STEP = 1.0 / 60.0  # s, longest rk4 step of the surrogate solves that only locate the motion
@@ -263,7 +266,8 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
                                     settings.inertia_ratio, "fd", settings.seed, dtype, bindings.surface,
                                     pin_selector(settings, instance.faces, pinned_vertices), chart,
                                     action_drive(settings, conditions, bindings),
-                                    # only the root surrogate handles the kink beside them (decoder differences would not)
+                                    # only the root surrogate handles the kink beside them
+                                    # (decoder differences would not)
                                     settings.deformation_coordinates if settings.dynamics_map == "polynomial" else 0)
     kmap = learned.kmap
     device = kmap.masses.device

@@ -39,8 +39,12 @@ import numpy as np
 import torch
 
 from neurok_ros.dynamics.kinematic_map import KinematicMap, batch_positions
-from neurok_ros.dynamics.polynomial_map import PolynomialMap, fit_polynomial_map, monomial_exponents, \
-    polynomial_kinematic_map
+from neurok_ros.dynamics.polynomial_map import (
+    PolynomialMap,
+    fit_polynomial_map,
+    monomial_exponents,
+    polynomial_kinematic_map,
+)
 from neurok_ros.dynamics.root_plus_linear_map import RootPlusLinearMap, root_plus_linear_kinematic_map
 from neurok_ros.dynamics.root_polynomial_map import RootPolynomialMap, fit_root_polynomial_map, root_kinematic_map
 
@@ -152,7 +156,8 @@ def refine_surrogate(decoder: KinematicMap, surrogate: Surrogate, states: torch.
     return _fit(decoder, q, x, surrogate.pmap.degree, radius, started)
 
 
-def frame_error(decoder: KinematicMap, pmap: PolynomialMap | RootPolynomialMap | RootPlusLinearMap, q: torch.Tensor, points: int) -> dict:
+def frame_error(decoder: KinematicMap, pmap: PolynomialMap | RootPolynomialMap | RootPlusLinearMap, q: torch.Tensor,
+                points: int) -> dict:
     """The polynomial against the decoder at states q (T, k), over the first `points` (mass-carrying)
     points: RMS and max distance, metres."""
     exact = decode_samples(decoder, q.to(decoder.masses.device))[:, :points].cpu()

@@ -23,10 +23,10 @@ from pathlib import Path
 import torch
 
 from neurok_ros.errors import NeurokInputError
+from neurok_ros.model.checkpoint import MAX_CHECKPOINT_MEGABYTES, CheckpointError, atomic_save, load_checkpoint
 from neurok_ros.model.config import ModelConfig
 from neurok_ros.model.losses import LossConfig
 from neurok_ros.model.posterior_bank import PosteriorBank
-from neurok_ros.training.checkpoint import MAX_CHECKPOINT_MEGABYTES, CheckpointError, atomic_save, load_checkpoint
 from neurok_ros.training.pair_dataset import PairConfig, PairDataset, encoder_deformation
 from neurok_ros.training.posterior_refinement import refine_posterior_means
 from neurok_ros.training.trainer import collate

@@ -16,12 +16,17 @@ import torch
 from torch.utils.data import DataLoader
 
 from neurok_ros.errors import NeurokInputError
+from neurok_ros.model.checkpoint import load_checkpoint, load_train_state, save_checkpoint
 from neurok_ros.model.conditional_vae import NeuROKModel, parameter_count
 from neurok_ros.model.config import ModelConfig
 from neurok_ros.model.losses import neurok_loss
-from neurok_ros.training.checkpoint import load_checkpoint, load_train_state, save_checkpoint
-from neurok_ros.training.distributed import (DistributedContext, all_reduce_sum, barrier, setup_distributed,
-                                             teardown_distributed)
+from neurok_ros.training.distributed import (
+    DistributedContext,
+    all_reduce_sum,
+    barrier,
+    setup_distributed,
+    teardown_distributed,
+)
 from neurok_ros.training.pair_dataset import PairDataset, encoder_deformation, split_files
 from neurok_ros.training.run_config import RunConfig, TrainingConfig
 from neurok_ros.training.sharding import ShardedBatchSampler

@@ -13,7 +13,8 @@ def read_log(path: str | Path) -> tuple[list[dict], list[dict]]:
     return [r for r in records if "loss" in r], [r for r in records if "val_loss" in r]
 
 
-def plot_training_curves(logs: dict[str, str | Path], out_path: str | Path, offsets: dict[str, int] | None = None) -> Path:
+def plot_training_curves(logs: dict[str, str | Path], out_path: str | Path,
+                         offsets: dict[str, int] | None = None) -> Path:
     """One PNG with the training loss and the validation point error (normalised units) of each
     named log; offsets shift a log's steps (a second stage continuing another run)."""
     import matplotlib

@@ -7,8 +7,22 @@ from __future__ import annotations
 
 from typing import Callable
 
-from neurok_ros.data.articulated import (bottle, box_lid, cabinet, door, drawer, faucet, lamp, laptop, microwave,
-                                         oven, pliers, refrigerator, scissors, window)
+from neurok_ros.data.articulated import (
+    bottle,
+    box_lid,
+    cabinet,
+    door,
+    drawer,
+    faucet,
+    lamp,
+    laptop,
+    microwave,
+    oven,
+    pliers,
+    refrigerator,
+    scissors,
+    window,
+)
 from neurok_ros.data.instance_format import Instance
 
 ARTICULATED_CATEGORIES: dict[str, Callable[[int, int], Instance]] = {

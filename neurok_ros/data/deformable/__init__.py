@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from neurok_ros.data.deformable import (cloth_corner_lift, cloth_hanging, cloth_wind, elastic_beam, soft_blob,
-                                        soft_stem)
+from neurok_ros.data.deformable import cloth_corner_lift, cloth_hanging, cloth_wind, elastic_beam, soft_blob, soft_stem
 from neurok_ros.data.instance_format import Instance
 
 ELASTIC_CATEGORIES: dict[str, Callable[[int, int], Instance]] = {

@@ -17,8 +17,15 @@ import numpy as np
 from neurok_ros.data.deformable.assemble import recording_to_instance
 from neurok_ros.data.deformable.flex_meshes import grid_points, grid_tetrahedra
 from neurok_ros.data.deformable.loads import vertex_force, waypoint_path
-from neurok_ros.data.deformable.mujoco_flex import (FlexBody, FlexLoads, FlexRecording, Grip, SimSettings,
-                                                    dof_positions, simulate_flex)
+from neurok_ros.data.deformable.mujoco_flex import (
+    FlexBody,
+    FlexLoads,
+    FlexRecording,
+    Grip,
+    SimSettings,
+    dof_positions,
+    simulate_flex,
+)
 from neurok_ros.data.deformable.sampling import log_uniform
 from neurok_ros.data.instance_format import Instance
 

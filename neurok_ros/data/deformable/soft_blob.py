@@ -14,11 +14,22 @@ from dataclasses import replace
 import numpy as np
 
 from neurok_ros.data.deformable.assemble import recording_to_instance
-from neurok_ros.data.deformable.flex_meshes import (cube_to_ball, grid_points, grid_tetrahedra, rotation_matrix,
-                                                    square_to_disc)
+from neurok_ros.data.deformable.flex_meshes import (
+    cube_to_ball,
+    grid_points,
+    grid_tetrahedra,
+    rotation_matrix,
+    square_to_disc,
+)
 from neurok_ros.data.deformable.loads import vertex_force
-from neurok_ros.data.deformable.mujoco_flex import (FlexBody, FlexLoads, FlexRecording, SimSettings,
-                                                    dof_positions, simulate_flex)
+from neurok_ros.data.deformable.mujoco_flex import (
+    FlexBody,
+    FlexLoads,
+    FlexRecording,
+    SimSettings,
+    dof_positions,
+    simulate_flex,
+)
 from neurok_ros.data.deformable.sampling import log_uniform, unit_horizontal
 from neurok_ros.data.instance_format import Instance
 

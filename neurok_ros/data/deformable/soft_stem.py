@@ -14,8 +14,14 @@ import numpy as np
 from neurok_ros.data.deformable.assemble import recording_to_instance
 from neurok_ros.data.deformable.flex_meshes import grid_points, grid_tetrahedra, square_to_disc
 from neurok_ros.data.deformable.loads import pulse
-from neurok_ros.data.deformable.mujoco_flex import (FlexBody, FlexLoads, FlexRecording, SimSettings,
-                                                    dof_positions, simulate_flex)
+from neurok_ros.data.deformable.mujoco_flex import (
+    FlexBody,
+    FlexLoads,
+    FlexRecording,
+    SimSettings,
+    dof_positions,
+    simulate_flex,
+)
 from neurok_ros.data.deformable.sampling import log_uniform, unit_horizontal
 from neurok_ros.data.instance_format import Instance
 

@@ -37,7 +37,7 @@ def true_joints(instance: Instance, frame: int) -> list[TrueJoint]:
     """The instance's joints as they are in `frame` (a chain's inner joints move with their parent)."""
     out, seen = [], {}
     radius = np.ptp(instance.rest_vertices, axis=0).max()
-    for j, joint in enumerate(instance.joints):
+    for joint in instance.joints:
         moved = np.isin(instance.part_ids, joint["child_parts"])
         parent = np.flatnonzero(instance.part_ids == joint["parent_part"])
         R, t = dq.to_rotation_translation(instance.vertex_dual_quaternions[frame, parent[0]].astype(np.float64))
@@ -100,7 +100,8 @@ def score_readout(predicted: Articulation, truth: list[TrueJoint], vertices: np.
     return rows
 
 
-def evaluate_files(model, paths: list, frame: int | None = None, config=None, progress: bool = True) -> list[dict]:
+def evaluate_files(model, paths: list, frame: int | None = None, config=None, head=None,
+                   progress: bool = True) -> list[dict]:
     """Read out every instance file and score it; frame: the pose shown (default: the middle frame of
     procedural instances, the rest frame 0 of instances with more than one joint sweep)."""
     from tqdm import tqdm
@@ -113,7 +114,7 @@ def evaluate_files(model, paths: list, frame: int | None = None, config=None, pr
         instance = load_instance(path)
         shown = (instance.num_frames // 3 if frame is None else frame) if instance.num_frames <= 16 else 0
         vertices = instance.frames[shown].astype(np.float64)
-        readout = articulate(model, vertices, instance.faces, config or ReadoutConfig())
+        readout = articulate(model, vertices, instance.faces, config or ReadoutConfig(), head)
         for row in score_readout(readout, true_joints(instance, shown), vertices):
             row.update(object=str(path).rsplit("/", 1)[-1].removesuffix(".npz"), category=instance.category,
                        seconds=readout.seconds, vertices=instance.num_vertices)

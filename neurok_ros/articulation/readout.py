@@ -59,40 +59,139 @@ class ReadoutConfig:
     seed: int = 0
 
 
-def articulate(model, vertices, faces, config: ReadoutConfig = ReadoutConfig()) -> Articulation:
+def articulate(model, vertices, faces, config: ReadoutConfig = ReadoutConfig(), head=None) -> Articulation:
     """The articulation of a mesh (vertices (n, 3) any frame and units, faces (m, 3)); MeshError for
     an unusable mesh."""
-    from neurok_ros.kinematics.instance import encode_mesh
-
     from neurok_ros.errors import MeshError
     from neurok_ros.geometry.mesh_cleaning import validate_mesh_arrays
+    from neurok_ros.kinematics.instance import encode_mesh
 
     started = time.perf_counter()
     vertices, faces = validate_mesh_arrays(vertices, faces)
     if len(faces) < MIN_FACES:
         raise MeshError(f"{len(faces)} faces: too few to read parts and joints from (at least {MIN_FACES})")
     instance = encode_mesh(model, vertices, faces)
-    articulation = read_articulation(instance, config)
+    articulation = read_articulation(instance, config, head)
     articulation.seconds = time.perf_counter() - started
     return articulation
 
 
-def read_articulation(instance, config: ReadoutConfig = ReadoutConfig()) -> Articulation:
-    """The articulation of an encoded mesh (a NeuROKInstance); see the module docstring."""
+def read_articulation(instance, config: ReadoutConfig = ReadoutConfig(), head=None) -> Articulation:
+    """The articulation of an encoded mesh (a NeuROKInstance); see the module docstring. With an
+    articulation head (model/articulation_head.py), its per-point votes give the parts and joints and
+    the learned motions only the limits."""
     started = time.perf_counter()
     V, F = instance.vertices, instance.faces
     evidence = motion_evidence(instance, config.points, config.motions, config.seed)
     normalised = instance.transform.apply(V)
-    sample_parts = segment_rigid(evidence.rest, evidence.moved, config.tolerance, config.min_part_fraction,
-                                 config.max_parts, seed=config.seed)
-    labels = vertex_parts(normalised, F, evidence, sample_parts, config.piece_majority)
-    labels, parents, fits = build_tree(labels, normalised, F, evidence, config)
+    if head is None:
+        sample_parts = segment_rigid(evidence.rest, evidence.moved, config.tolerance, config.min_part_fraction,
+                                     config.max_parts, seed=config.seed)
+        labels = vertex_parts(normalised, F, evidence, sample_parts, config.piece_majority)
+        labels, parents, fits = build_tree(labels, normalised, F, evidence, config)
+    else:
+        labels, parents, fits = head_tree(instance, head, normalised, F, evidence, config)
     joints = [joint_in_mesh_frame(f"joint_{child}", fits[child], parents[child], child, instance.transform)
               for child in range(1, labels.max() + 1)]
     if joints and config.snap_degrees > 0:
         joints = [snap_axis(joint, V, labels, config.snap_degrees) for joint in joints]
     kind = "articulated" if joints else ("cloth" if is_thin_sheet(V, config.thin_sheet) else "soft")
     return Articulation(labels, joints, kind, seconds=time.perf_counter() - started)
+
+
+def head_tree(instance, head, normalised: np.ndarray, faces: np.ndarray, evidence: MotionEvidence,
+              config: ReadoutConfig):
+    """Labels (n,), parents and fits (JointFit per child, normalised frame) from the head's votes:
+    groups of votes are the child parts (head_parts), carried to the vertices through the welded
+    pieces; each child hangs from the part it touches nearest its axis; limits span the values of the
+    learned motions that the joint explains."""
+    import torch
+
+    from neurok_ros.articulation.head_readout import head_parts
+
+    with torch.no_grad():
+        points = torch.as_tensor(evidence.rest, dtype=instance.shape_tokens.dtype, device=instance.device)
+        out = head(instance.shape_tokens, points[None])
+        probabilities = torch.softmax(out.logits[0], -1).double().cpu().numpy()
+        axes, offsets = out.axis[0].double().cpu().numpy(), out.offset[0].double().cpu().numpy()
+    pieces = welded_pieces(normalised, faces)[faces[evidence.samples.face_ids, 0]]
+    sample_groups, votes = head_parts(evidence.rest, probabilities, axes, offsets, pieces, seed=config.seed)
+    labels = vertex_parts(normalised, faces, evidence, sample_groups, config.piece_majority)
+    kept = np.unique(labels)
+    labels = np.searchsorted(kept, labels).astype(np.int64)
+    votes = [votes[g - 1] for g in kept if g > 0]
+    labels, votes = merge_agreeing(labels, votes, normalised, config.adjacency)
+    sample_labels = labels[faces[evidence.samples.face_ids, 0]]
+    P = int(labels.max()) + 1
+    R, t, points_of = part_motions(sample_labels, evidence, P)
+    parents, fits = {}, {}
+    for child in range(1, P):
+        vote = votes[child - 1]
+        parents[child] = touching_parent(child, sample_labels, evidence.rest, vote, config.adjacency)
+        fits[child] = vote_fit(vote, *relative_motion(R, t, parents[child], child), points_of[child],
+                               config.tolerance)
+    return renumber(labels, without_cycles(parents, 0), fits, 0)
+
+
+def merge_agreeing(labels: np.ndarray, votes: list, normalised: np.ndarray, gap: float,
+                   angle: float = 15.0, line_gap: float = 0.05) -> tuple[np.ndarray, list]:
+    """Child parts that touch and vote for the same joint (type, axis within `angle` degrees, lines
+    within `line_gap`) become one part: a door the welded pieces or the votes cut in two."""
+    from neurok_ros.articulation.head_readout import line_distances
+
+    while len(votes) > 1:
+        near = adjacency(labels, normalised, gap)
+        pair = next(((a, b) for a in range(1, len(votes) + 1) for b in range(a + 1, len(votes) + 1)
+                     if near[a, b] and agree(votes[a - 1], votes[b - 1], angle, line_gap, line_distances)), None)
+        if pair is None:
+            break
+        a, b = pair
+        labels = np.where(labels == b, a, np.where(labels > b, labels - 1, labels))
+        votes = votes[:b - 1] + votes[b:]
+    return labels, votes
+
+
+def agree(first, second, angle: float, line_gap: float, line_distances) -> bool:
+    """Whether two joint votes name the same joint."""
+    if first.type != second.type or abs(first.axis @ second.axis) < np.cos(np.radians(angle)):
+        return False
+    return first.type == "prismatic" or line_distances(second.origin[None], first.origin, first.axis)[0] < line_gap
+
+
+def touching_parent(child: int, sample_labels: np.ndarray, rest: np.ndarray, vote, gap: float) -> int:
+    """The part whose samples within `gap` of the child's come nearest the child's axis line (a
+    slide: the part with most such samples); the base when none touches."""
+    from scipy.spatial import cKDTree
+
+    from neurok_ros.articulation.head_readout import line_distances
+
+    own = sample_labels == child
+    if not own.any():
+        return 0
+    others = np.flatnonzero(~own)
+    touching = others[cKDTree(rest[own]).query(rest[others], distance_upper_bound=gap)[0] < gap]
+    if not len(touching):
+        return 0
+    if vote.type == "revolute":
+        distances = line_distances(rest[touching], vote.origin, vote.axis)
+        return int(sample_labels[touching[np.argmin(distances)]])
+    return int(np.bincount(sample_labels[touching]).argmax())
+
+
+def vote_fit(vote, R: np.ndarray, t: np.ndarray, points: np.ndarray, tolerance: float) -> JointFit:
+    """The head's joint as a JointFit, its values those of the learned motions it explains to within
+    `tolerance` (relative motions R (E, 3, 3), t (E, 3) of the child's points (M, 3))."""
+    from neurok_ros.articulation.joint_fit import model_errors, rotation_vectors
+
+    if len(points) < 3:
+        return JointFit(vote.type, vote.axis, vote.origin, np.zeros(1), 0.0, 1.0, vote.confidence)
+    explained = model_errors(vote.type, vote.axis, vote.origin, R, t, points) < tolerance
+    if vote.type == "revolute":
+        values = rotation_vectors(R) @ vote.axis
+    else:
+        values = (np.einsum("eij,mj->emi", R, points) + t[:, None] - points[None]).mean(1) @ vote.axis
+    values = values[explained] if explained.any() else np.zeros(1)
+    return JointFit(vote.type, vote.axis, vote.origin, values, 0.0, 1.0, vote.confidence)
 
 
 def vertex_parts(normalised: np.ndarray, faces: np.ndarray, evidence: MotionEvidence, sample_parts: np.ndarray,

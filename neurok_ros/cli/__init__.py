@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "neurok_ros.cli.sample_command",
     "neurok_ros.cli.articulate_command",
     "neurok_ros.cli.articulation_eval_command",
+    "neurok_ros.cli.articulation_train_command",
     "neurok_ros.cli.bank_command",
     "neurok_ros.cli.eval_command",
     "neurok_ros.cli.simulate_command",

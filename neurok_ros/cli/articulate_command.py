@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def register(subparsers) -> None:
-    from neurok_ros.cli.model_options import add_model_options
+    from neurok_ros.cli.model_options import add_head_options, add_model_options
 
     parser = subparsers.add_parser("articulate", help="read an object's parts and joints from one static mesh")
     parser.add_argument("mesh", help="mesh file (any frame, units and orientation)")
@@ -15,6 +15,7 @@ def register(subparsers) -> None:
                         help="kg/m^3 of closed pieces in the URDF; open pieces: 2 mm shells of it (default 1000)")
     parser.add_argument("--png", help="write a figure of the parts and joint axes here")
     add_model_options(parser)
+    add_head_options(parser)
     parser.set_defaults(func=run)
 
 
@@ -25,7 +26,7 @@ def run(args) -> int:
     import numpy as np
 
     from neurok_ros.articulation.readout import articulate
-    from neurok_ros.cli.model_options import load_model_from_args
+    from neurok_ros.cli.model_options import load_head_from_args, load_model_from_args
     from neurok_ros.errors import NeurokInputError
     from neurok_ros.geometry.mesh_cleaning import validate_mesh_arrays
     from neurok_ros.geometry.mesh_io import load_mesh
@@ -34,7 +35,7 @@ def run(args) -> int:
         raise NeurokInputError("--density must be positive")
     V, F = validate_mesh_arrays(*load_mesh(args.mesh))
     model, _ = load_model_from_args(args)
-    articulation = articulate(model, V, F)
+    articulation = articulate(model, V, F, head=load_head_from_args(args, next(model.parameters()).device))
     if args.labels:
         np.save(args.labels, articulation.labels)
     if args.urdf:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 
 def register(subparsers) -> None:
-    from neurok_ros.cli.model_options import add_model_options
+    from neurok_ros.cli.model_options import add_head_options, add_model_options
 
     parser = subparsers.add_parser("eval-articulation",
                                    help="score `neurok articulate` on a dataset's true parts and joints")
@@ -13,6 +13,7 @@ def register(subparsers) -> None:
     parser.add_argument("--group", choices=("category", "object"), default="category", help="table rows")
     parser.add_argument("--json", help="write every joint's scores here")
     add_model_options(parser)
+    add_head_options(parser)
     parser.set_defaults(func=run)
 
 
@@ -22,7 +23,7 @@ def run(args) -> int:
     from pathlib import Path
 
     from neurok_ros.articulation.evaluation import evaluate_files, markdown_table
-    from neurok_ros.cli.model_options import load_model_from_args
+    from neurok_ros.cli.model_options import load_head_from_args, load_model_from_args
     from neurok_ros.errors import NeurokInputError
 
     folder = Path(args.data)
@@ -49,7 +50,7 @@ def run(args) -> int:
     if not files:
         raise NeurokInputError(f"no articulated instance files of split {args.split!r} in {folder}")
     model, _ = load_model_from_args(args)
-    rows = evaluate_files(model, files)
+    rows = evaluate_files(model, files, head=load_head_from_args(args, next(model.parameters()).device))
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
     print(markdown_table(rows, args.group))

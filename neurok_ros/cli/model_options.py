@@ -12,3 +12,15 @@ def load_model_from_args(args):
     from neurok_ros.kinematics.instance import load_default_model
 
     return load_default_model(args.checkpoint, args.device)
+
+
+def add_head_options(parser) -> None:
+    parser.add_argument("--head", help="an articulation head checkpoint (neurok train-articulation): its per-point "
+                                       "votes give the parts and joints (default: the learned motions alone)")
+
+
+def load_head_from_args(args, device):
+    """The articulation head of --head, or None."""
+    from neurok_ros.model.articulation_head import load_head
+
+    return None if args.head is None else load_head(args.head, device)

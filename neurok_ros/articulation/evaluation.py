@@ -102,8 +102,8 @@ def score_readout(predicted: Articulation, truth: list[TrueJoint], vertices: np.
 
 def evaluate_files(model, paths: list, frame: int | None = None, config=None, head=None,
                    progress: bool = True) -> list[dict]:
-    """Read out every instance file and score it; frame: the pose shown (default: the middle frame of
-    procedural instances, the rest frame 0 of instances with more than one joint sweep)."""
+    """Read out every instance file and score it; frame: the pose shown (default: frame T // 3 of
+    procedural instances of at most 16 frames, the rest frame 0 of longer ones, e.g. neurok data real)."""
     from tqdm import tqdm
 
     from neurok_ros.articulation.readout import ReadoutConfig, articulate

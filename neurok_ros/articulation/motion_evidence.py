@@ -47,9 +47,7 @@ def bank_offsets(instance, count: int) -> torch.Tensor:
     if bank is None:
         generator = torch.Generator().manual_seed(0)
         return torch.randn(count, instance.k, generator=generator).to(instance.prior_mean)
-    key = instance.prior_mean.detach().reshape(1, -1).to(bank.keys.device, torch.float32)
-    nearest = torch.argsort(torch.cdist(key, bank.keys.float())[0])[:count]
-    return bank.offsets[nearest].to(instance.prior_mean.device, instance.prior_mean.dtype)
+    return bank.nearest_offsets(instance.prior_mean, count)
 
 
 def piece_samples(vertices: np.ndarray, faces: np.ndarray, count: int, per_piece: int, extra: int,

@@ -47,14 +47,14 @@ class PosteriorBank:
     def __len__(self) -> int:
         return int(self.keys.shape[0])
 
-    def nearest_offsets(self, prior_mean: torch.Tensor) -> torch.Tensor:
-        """The offsets (min(neighbours, E), k) of the entries whose keys are nearest prior_mean (k,),
-        nearest first, in prior_mean's dtype and device."""
+    def nearest_offsets(self, prior_mean: torch.Tensor, count: int | None = None) -> torch.Tensor:
+        """The offsets (min(count, E), k) of the `count` entries (default: neighbours) whose keys are
+        nearest prior_mean (k,), nearest first, in prior_mean's dtype and device."""
         key = prior_mean.detach().reshape(1, -1).to(self.keys.device, torch.float32)
         if key.shape[1] != self.k:
             raise ValueError(f"posterior bank of k = {self.k} cannot serve a latent of size {key.shape[1]}")
         distances = torch.cdist(key, self.keys.float())[0]
-        nearest = torch.argsort(distances)[:self.neighbours]
+        nearest = torch.argsort(distances)[:self.neighbours if count is None else count]
         return self.offsets[nearest].to(prior_mean.device, prior_mean.dtype)
 
     def to_payload(self) -> dict:

@@ -21,19 +21,21 @@ import torch
 
 from neurok_ros.geometry import dual_quaternion as dq
 from neurok_ros.geometry.mesh_cleaning import face_double_areas
+from neurok_ros.geometry.rigid_pieces import welded_pieces
 from neurok_ros.geometry.surface_sampling import SurfaceSamples, sample_surface
 
 
 @dataclass
 class MotionEvidence:
     """See the module docstring; samples: the surface samples (face ids, barycentrics, points in the
-    input frame)."""
+    input frame); pieces (n,): the welded piece of each mesh vertex (rigid_pieces.welded_pieces)."""
 
     samples: SurfaceSamples
     rest: np.ndarray
     moved: np.ndarray
     rotations: np.ndarray
     translations: np.ndarray
+    pieces: np.ndarray
 
     @property
     def num_motions(self) -> int:
@@ -50,14 +52,12 @@ def bank_offsets(instance, count: int) -> torch.Tensor:
     return bank.nearest_offsets(instance.prior_mean, count)
 
 
-def piece_samples(vertices: np.ndarray, faces: np.ndarray, count: int, per_piece: int, extra: int,
-                  rng: np.random.Generator) -> SurfaceSamples:
-    """`count` area-uniform samples of the mesh plus up to `per_piece` on each welded piece that has
-    fewer (largest such pieces first, at most `extra` added); input frame."""
-    from neurok_ros.geometry.rigid_pieces import welded_pieces
-
+def piece_samples(vertices: np.ndarray, faces: np.ndarray, pieces: np.ndarray, count: int, per_piece: int,
+                  extra: int, rng: np.random.Generator) -> SurfaceSamples:
+    """`count` area-uniform samples of the mesh plus up to `per_piece` on each welded piece (pieces
+    (n,) per vertex) that has fewer (largest such pieces first, at most `extra` added); input frame."""
     samples = sample_surface(vertices, faces, count, rng)
-    face_pieces = welded_pieces(vertices, faces)[faces[:, 0]]
+    face_pieces = pieces[faces[:, 0]]
     have = np.bincount(face_pieces[samples.face_ids], minlength=int(face_pieces.max()) + 1)
     areas = np.bincount(face_pieces, weights=face_double_areas(vertices, faces), minlength=len(have))
     parts = [samples]
@@ -79,7 +79,8 @@ def piece_samples(vertices: np.ndarray, faces: np.ndarray, count: int, per_piece
 def motion_evidence(instance, num_points: int = 2048, num_motions: int = 48, seed: int = 0, per_piece: int = 16,
                     extra: int = 1024, batch: int = 16) -> MotionEvidence:
     """Decode `num_motions` bank motions at the surface samples (module docstring) of the instance's mesh."""
-    samples = piece_samples(instance.vertices, instance.faces, num_points, per_piece, extra,
+    pieces = welded_pieces(instance.vertices, instance.faces)
+    samples = piece_samples(instance.vertices, instance.faces, pieces, num_points, per_piece, extra,
                             np.random.default_rng(seed))
     points = torch.as_tensor(instance.transform.apply(samples.points), dtype=instance.prior_mean.dtype,
                              device=instance.device)
@@ -95,4 +96,4 @@ def motion_evidence(instance, num_points: int = 2048, num_motions: int = 48, see
     rest = points.double()
     moved = (rotations @ rest[None, :, :, None])[..., 0] + translations
     return MotionEvidence(samples, rest.cpu().numpy(), moved.cpu().numpy(), rotations.cpu().numpy(),
-                          translations.cpu().numpy())
+                          translations.cpu().numpy(), pieces)

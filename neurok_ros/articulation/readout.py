@@ -28,7 +28,6 @@ from neurok_ros.articulation.articulation import Articulation, Joint
 from neurok_ros.articulation.joint_fit import JointFit, fit_joint
 from neurok_ros.articulation.motion_evidence import MotionEvidence, motion_evidence
 from neurok_ros.articulation.rigid_segmentation import kabsch, segment_rigid
-from neurok_ros.geometry.rigid_pieces import welded_pieces
 
 MIN_FACES = 4
 
@@ -114,7 +113,7 @@ def head_tree(instance, head, normalised: np.ndarray, faces: np.ndarray, evidenc
         out = head(instance.shape_tokens, points[None])
         probabilities = torch.softmax(out.logits[0], -1).double().cpu().numpy()
         axes, offsets = out.axis[0].double().cpu().numpy(), out.offset[0].double().cpu().numpy()
-    pieces = welded_pieces(normalised, faces)[faces[evidence.samples.face_ids, 0]]
+    pieces = evidence.pieces[faces[evidence.samples.face_ids, 0]]
     sample_groups, votes = head_parts(evidence.rest, probabilities, axes, offsets, pieces, seed=config.seed)
     labels = vertex_parts(normalised, faces, evidence, sample_groups, config.piece_majority)
     kept = np.unique(labels)
@@ -201,7 +200,7 @@ def vertex_parts(normalised: np.ndarray, faces: np.ndarray, evidence: MotionEvid
     (`majority`) agree, that part."""
     from scipy.spatial import cKDTree
 
-    pieces = welded_pieces(normalised, faces)
+    pieces = evidence.pieces
     sample_pieces = pieces[faces[evidence.samples.face_ids, 0]]
     k = min(neighbours, len(evidence.rest))
     _, nearest = cKDTree(evidence.rest).query(normalised, k=k)

@@ -9,11 +9,11 @@ from neurok_ros.benchmarks.timing import Measurement, measure
 def benchmark_ros_conversions() -> list[Measurement]:
     import trimesh
     from builtin_interfaces.msg import Time
-    from rclpy.serialization import deserialize_message, serialize_message
     from sensor_msgs.msg import PointCloud2
     from visualization_msgs.msg import Marker
 
     from neurok_ros.ros.mesh_marker import marker_to_mesh, mesh_to_marker, triangle_list_marker
+    from neurok_ros.ros.message_bytes import from_bytes, to_bytes
     from neurok_ros.ros.trajectory_cloud import cloud_to_frames, frames_to_cloud
 
     rows = []
@@ -27,9 +27,9 @@ def benchmark_ros_conversions() -> list[Measurement]:
                             lambda frames=frames, times=times: frames_to_cloud(frames, times, "mesh", stamp)))
         cloud = frames_to_cloud(frames, times, "mesh", stamp)
         rows.append(measure(f"PointCloud2 parse, {T} x 10k points", lambda cloud=cloud: cloud_to_frames(cloud)))
-        blob = serialize_message(cloud)
+        blob = to_bytes(cloud)
         rows.append(measure(f"PointCloud2 deserialise, {T} x 10k points ({len(blob) / 1e6:.1f} MB)",
-                            lambda blob=blob: deserialize_message(blob, PointCloud2)))
+                            lambda blob=blob: from_bytes(blob, PointCloud2)))
     sphere = trimesh.creation.icosphere(subdivisions=5)
     V, F = np.asarray(sphere.vertices), np.asarray(sphere.faces)
     rows.append(measure("Marker MESH_RESOURCE (PLY) build, 10k vertices", lambda: mesh_to_marker(V, F, "mesh")))
@@ -39,7 +39,7 @@ def benchmark_ros_conversions() -> list[Measurement]:
                         repeats=5))
     tri = triangle_list_marker(V, F, "mesh")
     rows.append(measure("Marker TRIANGLE_LIST to welded mesh, 20k triangles", lambda: marker_to_mesh(tri), repeats=5))
-    blob = serialize_message(tri)
+    blob = to_bytes(tri)
     rows.append(measure("Marker TRIANGLE_LIST deserialise, 20k triangles",
-                        lambda: deserialize_message(blob, Marker), repeats=5))
+                        lambda: from_bytes(blob, Marker), repeats=5))
     return rows

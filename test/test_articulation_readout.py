@@ -6,6 +6,7 @@ import json
 import numpy as np
 import pytest
 
+from neurok_ros.articulation.articulation import Articulation
 from neurok_ros.articulation.evaluation import score_readout, true_joints
 from neurok_ros.articulation.readout import articulate
 from neurok_ros.cli import main
@@ -49,9 +50,9 @@ def test_articulate_cli_writes_json_labels_urdf_and_figure(tmp_path, capsys):
     instance, vertices, frame = laptop()
     mesh = tmp_path / "laptop.ply"
     save_mesh(mesh, vertices, instance.faces)
-    out = [tmp_path / "labels.npy", tmp_path / "laptop.urdf", tmp_path / "sheet.png"]
+    out = [tmp_path / "labels.npy", tmp_path / "laptop.urdf", tmp_path / "sheet.png", tmp_path / "readout.json"]
     status = main(["articulate", str(mesh), "--json", "--labels", str(out[0]), "--urdf", str(out[1]),
-                   "--png", str(out[2])])
+                   "--png", str(out[2]), "--out", str(out[3])])
     assert status == 0
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert set(result) == {"parts", "joints", "kind", "seconds"} and result["kind"] == "articulated"
@@ -77,6 +78,9 @@ def test_articulate_cli_writes_json_labels_urdf_and_figure(tmp_path, capsys):
     assert sorted(name for name, j in urdf.joint_map.items() if j.type != "fixed") == names
     assert sorted(compiled.joint(i).name for i in range(compiled.njnt)) == names
     assert out[2].stat().st_size > 10_000
+    saved = Articulation.load(out[3], instance.num_vertices)  # what `neurok simulate --articulation` reads
+    np.testing.assert_array_equal(saved.labels, labels)
+    assert [j.to_dict() for j in saved.joints] == result["joints"]
 
 
 @pytest.mark.parametrize("category", ["laptop", "microwave", "box_lid"])

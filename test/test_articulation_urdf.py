@@ -9,8 +9,9 @@ from scipy.spatial import cKDTree
 from scipy.spatial.transform import Rotation
 
 from neurok_ros.articulation.articulation import Articulation, Joint
-from neurok_ros.articulation.urdf import face_labels, mass_properties, read_urdf_joints, write_urdf
+from neurok_ros.articulation.urdf import face_labels, read_urdf_joints, write_urdf
 from neurok_ros.data.articulated import ARTICULATED_CATEGORIES
+from neurok_ros.geometry.mass_properties import mass_properties
 
 pytestmark = pytest.mark.unit
 

@@ -38,4 +38,6 @@ def test_demo_runs_every_stage_and_writes_its_outputs(tmp_path):
     assert np.array_equal(trajectory["faces"], faces)
     assert np.isfinite(frames).all() and np.isfinite(trajectory["energy"]).all()
     assert summary["prediction"]["frames"] == frames.shape[0]
-    assert summary["prediction"]["max_motion_m"] > 0  # the push moved the lid
+    # the pushed lid swings shut about the hinge the node read, and rests on its closed limit
+    assert summary["prediction"]["max_motion_m"] > 0.1
+    assert 0 < summary["prediction"]["at_rest_from_s"] < 1.5 and summary["prediction"]["final_kinetic_j"] < 1e-9

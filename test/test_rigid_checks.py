@@ -1,5 +1,5 @@
 """The shipped model against rigid-body physics on freshly generated articulated objects
-(neurok_ros/evaluation/rigid_checks.py; the full table is docs/physics/learned_checks.md).
+(neurok_ros/evaluation/rigid_checks.py), in the learned latent chart.
 
 Measured with the shipped model (one thread): laptop seed 7 posed at 0.95 rad, free fall for 0.1 s:
 the lid turns -4.7 degrees (closing) against -7.9 for a rigid lid, staying rigid to 12 mm RMS over a

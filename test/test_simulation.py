@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 
+from neurok_ros.articulation.articulation import Articulation
 from neurok_ros.cli import main as neurok_main
 from neurok_ros.dynamics.contact_conditions import ContactConditions
 from neurok_ros.dynamics.potentials import potential_energy, potential_gradient
@@ -289,7 +290,7 @@ def test_cli_writes_trajectory_and_glb(laptop, tmp_path, capsys):
     out, glb = tmp_path / "traj.npz", tmp_path / "traj.glb"
     code = neurok_main(["simulate", str(EXAMPLE), "--contact", *map(str, LID_TOP), "--velocity", "0", "0.03", "0",
                         "--duration", "0.1", "--fps", "20", "--points", "32", "--out", str(out), "--glb", str(glb),
-                        "--json", "--device", "cpu"])
+                        "--json", "--device", "cpu", "--articulation", "none"])
     assert code == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["frames"] == 3 and summary["contact_velocity_residual"] < 0.05
@@ -313,6 +314,33 @@ def test_cli_writes_trajectory_and_glb(laptop, tmp_path, capsys):
     np.testing.assert_array_equal(mesh.faces, F)
     gltf, _ = read_glb(glb)
     assert gltf["accessors"][gltf["meshes"][0]["primitives"][0]["attributes"]["POSITION"]]["count"] == len(V)
+
+
+def test_cli_simulates_the_readout_in_joint_coordinates(tmp_path, capsys):
+    """The default path: the readout's hinge, the base anchored, the lid turned rigidly at v / r."""
+    readout, out = tmp_path / "readout.json", tmp_path / "traj.npz"
+    assert neurok_main(["articulate", str(EXAMPLE), "--out", str(readout), "--device", "cpu"]) == 0
+    articulation = Articulation.load(readout, 482)
+    hinge = articulation.joints[0]
+    lid = articulation.labels == hinge.child
+    V = load_mesh(EXAMPLE)[0]
+    top = V[lid][np.argmax(V[lid][:, 2])]
+    arm = top - hinge.origin - ((top - hinge.origin) @ hinge.axis) * hinge.axis
+    tangent = np.cross(hinge.axis, arm) / np.linalg.norm(arm)
+    code = neurok_main(["simulate", str(EXAMPLE), "--articulation", str(readout), "--contact", *map(str, top),
+                        "--velocity", *map(str, 0.3 * tangent), "--gravity", "0", "0", "0", "--duration", "0.2",
+                        "--fps", "20", "--out", str(out), "--json", "--device", "cpu"])
+    assert code == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["chart"] == "joints" and summary["contact_velocity_residual"] < 1e-6
+    with np.load(out) as data:
+        rate = np.diff(data["q"][:, 0]) / np.diff(data["times"])
+        np.testing.assert_allclose(rate, 0.3 / np.linalg.norm(arm), rtol=1e-4)
+        assert np.abs(data["vertices"][:, ~lid] - V[~lid]).max() < 1e-6
+    bad = tmp_path / "other.json"
+    bad.write_text(readout.read_text().replace('"labels": [0, ', '"labels": ['))
+    assert neurok_main(["simulate", str(EXAMPLE), "--articulation", str(bad), "--out", str(out)]) == 2
+    assert "labels 481 vertices, the mesh has 482" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv, message", [

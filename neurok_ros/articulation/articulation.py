@@ -90,6 +90,37 @@ class Articulation:
                 "joints": [j.to_dict() for j in self.joints], "kind": self.kind,
                 "seconds": round(float(self.seconds), 3)}
 
+    def save(self, path) -> None:
+        """Write the JSON object of to_dict() with the per-vertex `labels` added (`neurok articulate
+        --out`), for `neurok simulate --articulation` to read back, edited or not."""
+        import json
+
+        with open(path, "w") as stream:
+            json.dump({**self.to_dict(), "labels": self.labels.tolist()}, stream)
+
+    @classmethod
+    def load(cls, path, num_vertices: int) -> "Articulation":
+        """The articulation saved at `path` for a mesh of num_vertices; NeurokInputError naming what is wrong."""
+        import json
+
+        from neurok_ros.errors import NeurokInputError
+
+        try:
+            with open(path) as stream:
+                data = json.load(stream)
+            labels = np.asarray(data["labels"], dtype=np.int64)
+            articulation = cls.from_dict(data, labels)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise NeurokInputError(f"cannot read the articulation {path}: {exc}") from None
+        if len(labels) != num_vertices:
+            raise NeurokInputError(f"the articulation {path} labels {len(labels)} vertices, the mesh has "
+                                   f"{num_vertices}")
+        for joint in articulation.joints:
+            if not (0 <= joint.parent < articulation.num_parts and 0 < joint.child < articulation.num_parts):
+                raise NeurokInputError(f"the articulation {path}: joint {joint.name!r} joins parts {joint.parent} and "
+                                       f"{joint.child}, which the labels do not have")
+        return articulation
+
     @classmethod
     def from_dict(cls, data: dict, labels: np.ndarray) -> "Articulation":
         return cls(labels, [Joint.from_dict(j) for j in data.get("joints", [])], str(data["kind"]),

@@ -17,13 +17,10 @@ from xml.sax.saxutils import quoteattr
 import numpy as np
 
 from neurok_ros.articulation.articulation import Articulation
+from neurok_ros.geometry.mass_properties import DENSITY, mass_properties
 
-DENSITY = 1000.0  # kg/m^3, solid pieces (a dense plastic)
-SHELL_THICKNESS = 0.002  # m: surface_density defaults to density * SHELL_THICKNESS (kg/m^2)
 EFFORT = 100.0  # N m (revolute) or N (prismatic)
 VELOCITY = 2.0  # rad/s (revolute) or m/s (prismatic)
-MIN_MASS = 1e-6  # kg, floor for degenerate pieces
-MIN_INERTIA = 1e-12  # kg m^2, floor for each principal moment
 FLAT_BACKING = 1e-5  # a flat piece's mesh file gets a reversed copy this fraction of its size behind it
 # MuJoCo's URDF importer: keep visuals and per-link bodies, read paths as written, fix inertias
 MUJOCO_COMPILER = dict(discardvisual="false", strippath="false", fusestatic="false", balanceinertia="true",
@@ -34,59 +31,6 @@ def face_labels(faces: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """(m,) part of each face: the label shared by at least two of its vertices, else its first vertex's."""
     f = labels[np.asarray(faces)]
     return np.where((f[:, 1] == f[:, 2]) & (f[:, 0] != f[:, 1]), f[:, 1], f[:, 0])
-
-
-def _shell_properties(triangles: np.ndarray, surface_density: float) -> tuple[float, np.ndarray, np.ndarray]:
-    """Mass (kg), centre of mass (3,) and inertia (3, 3) about it of a thin shell of triangles (m, 3, 3)."""
-    area = 0.5 * np.linalg.norm(np.cross(triangles[:, 1] - triangles[:, 0], triangles[:, 2] - triangles[:, 0]),
-                                axis=1)
-    mass = surface_density * area.sum()
-    if mass <= 0:
-        return 0.0, triangles.reshape(-1, 3).mean(0), np.zeros((3, 3))
-    centre = surface_density * (area[:, None] * triangles.mean(1)).sum(0) / mass
-    t = triangles - centre
-    s = t.sum(1)  # per triangle: integral of x x^T dA = A/12 (sum v v^T + s s^T)
-    second = surface_density * np.einsum("f,fij->ij", area / 12,
-                                         np.einsum("fvi,fvj->fij", t, t) + s[:, :, None] * s[:, None, :])
-    return mass, centre, np.trace(second) * np.eye(3) - second
-
-
-def is_closed(vertices: np.ndarray, faces: np.ndarray) -> bool:
-    """Whether faces (m, 3) form closed, consistently oriented surfaces once coincident vertices are merged:
-    every directed edge is matched by its reverse (touching closed components count as closed)."""
-    _, merged = np.unique(np.asarray(vertices), axis=0, return_inverse=True)
-    f = merged.reshape(-1)[faces]
-    edges = f[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2).astype(np.int64)
-    n = int(f.max()) + 1 if len(f) else 0
-    forward, backward = np.sort(edges[:, 0] * n + edges[:, 1]), np.sort(edges[:, 1] * n + edges[:, 0])
-    return len(f) > 0 and np.array_equal(forward, backward)
-
-
-def mass_properties(vertices: np.ndarray, faces: np.ndarray, density: float = DENSITY,
-                    surface_density: float | None = None) -> tuple[float, np.ndarray, np.ndarray, bool]:
-    """Mass (kg), centre of mass (3,) m and inertia (3, 3) kg m^2 about it (mesh-frame axes), and whether
-    the piece was a closed solid (density) rather than a thin shell (surface_density, default
-    density * SHELL_THICKNESS); floored (MIN_MASS, MIN_INERTIA, triangle inequality) so degenerate
-    pieces stay simulable. Overlapping closed components count their shared volume twice."""
-    import trimesh
-
-    vertices, faces = np.asarray(vertices, np.float64).reshape(-1, 3), np.asarray(faces, np.int64).reshape(-1, 3)
-    surface_density = density * SHELL_THICKNESS if surface_density is None else surface_density
-    mass, centre, inertia = 0.0, vertices.mean(0) if len(vertices) else np.zeros(3), np.zeros((3, 3))
-    solid = is_closed(vertices, faces)
-    if solid:
-        props = trimesh.triangles.mass_properties(vertices[faces], density=density)
-        if props["volume"] < 0:  # closed but facing inwards
-            props = trimesh.triangles.mass_properties(vertices[faces[:, ::-1]], density=density)
-        solid = bool(props["volume"] > 0)
-        if solid:
-            mass, centre, inertia = float(props["mass"]), np.asarray(props["center_mass"]), props["inertia"]
-    if not solid and len(faces):
-        mass, centre, inertia = _shell_properties(vertices[faces], surface_density)
-    moments, axes = np.linalg.eigh(0.5 * (inertia + inertia.T))
-    moments = np.maximum(moments, MIN_INERTIA)  # ascending
-    moments[:2] += 0.5 * max(moments[2] - moments[0] - moments[1], 0.0)  # triangle inequality
-    return max(mass, MIN_MASS), centre, (axes * moments) @ axes.T, solid
 
 
 def _link_names(articulation: Articulation) -> list[str]:

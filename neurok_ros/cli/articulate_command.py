@@ -10,6 +10,8 @@ def register(subparsers) -> None:
     parser.add_argument("mesh", help="mesh file (any frame, units and orientation)")
     parser.add_argument("--json", action="store_true", help="print the readout as one JSON object (last line)")
     parser.add_argument("--labels", help="write the part label of every input vertex here (.npy, int64)")
+    parser.add_argument("--out", help="write the readout with its per-vertex labels here (.json), for "
+                                      "`neurok simulate --articulation` (edit it to correct a joint)")
     parser.add_argument("--urdf", help="write a URDF here, its link meshes in <stem>_meshes/ beside it")
     parser.add_argument("--density", type=float, default=1000.0,
                         help="kg/m^3 of closed pieces in the URDF; open pieces: 2 mm shells of it (default 1000)")
@@ -38,6 +40,8 @@ def run(args) -> int:
     articulation = articulate(model, V, F, head=load_head_from_args(args, next(model.parameters()).device))
     if args.labels:
         np.save(args.labels, articulation.labels)
+    if args.out:
+        articulation.save(args.out)
     if args.urdf:
         from neurok_ros.articulation.urdf import write_urdf
 

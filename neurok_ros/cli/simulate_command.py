@@ -40,6 +40,16 @@ def register(subparsers) -> None:
                         help="hold the surface inside this box (mesh frame, m) at its input pose, e.g. a "
                              "base on a table or a frame in a wall (repeatable; stiffness: --pin-stiffness)")
     parser.add_argument("--pin-stiffness", type=float, help="k_pin of the pin boxes, 1/s^2 (per kg)")
+    parser.add_argument("--articulation", default="auto", metavar="auto|none|FILE",
+                        help="auto (default): read the parts and joints (neurok articulate) and, when there are "
+                             "joints, simulate the rigid parts in joint coordinates; none: the learned latent "
+                             "chart; FILE: a readout saved by `neurok articulate --out`")
+    parser.add_argument("--free-base", action="store_true", default=None,
+                        help="articulated objects: let the root part float as a free rigid body (default: "
+                             "anchored to the world, the URDF convention)")
+    parser.add_argument("--joint-damping", type=float, help="N m s/rad (revolute) or N s/m (prismatic)")
+    parser.add_argument("--joint-friction", type=float, help="Coulomb friction of every joint, N m or N")
+    parser.add_argument("--restitution", type=float, help="of the joint limits, 0 (stop) to 1 (bounce)")
     parser.add_argument("--gravity", nargs=3, type=float, metavar=("GX", "GY", "GZ"), help="m/s^2")
     parser.add_argument("--stiffness", type=float, help="elastic restoring k_s, 1/s^2")
     parser.add_argument("--damping", type=float, help="mass-proportional damping c, 1/s")
@@ -106,6 +116,18 @@ def _conditions(args):
     return ContactConditions(contacts, velocities, path_times, path_positions).validate()
 
 
+def _articulation(args, instance):
+    """The Articulation that --articulation asks for, or None (the latent chart)."""
+    from neurok_ros.articulation.articulation import Articulation
+    from neurok_ros.articulation.readout import read_articulation
+
+    if args.articulation == "none":
+        return None
+    if args.articulation == "auto":
+        return read_articulation(instance)
+    return Articulation.load(args.articulation, len(instance.vertices))
+
+
 def run(args) -> int:
     import time
 
@@ -134,13 +156,15 @@ def run(args) -> int:
         "deformation_stiffness": args.deformation_stiffness,
         "simulation_points": args.simulation_points,
         "pushes": push_specs(args.force) if args.force else None,
-        "pins": pin_boxes(args.pin_box) if args.pin_box else None, "pin_stiffness": args.pin_stiffness}, base=base)
+        "pins": pin_boxes(args.pin_box) if args.pin_box else None, "pin_stiffness": args.pin_stiffness,
+        "free_base": args.free_base, "joint_damping": args.joint_damping, "joint_friction": args.joint_friction,
+        "restitution": args.restitution}, base=base)
     conditions = _conditions(args)
     V, F = load_mesh(args.mesh)
     bind_actions(V, F, conditions, settings)  # reject far contacts before loading the model
     model, _ = load_model_from_args(args)
     instance = encode_mesh(model, V, F)
-    prediction = predict_motion(instance, conditions, settings)
+    prediction = predict_motion(instance, conditions, settings, articulation=_articulation(args, instance))
     np.savez_compressed(args.out, vertices=prediction.vertices, faces=prediction.faces.astype(np.int64),
                         times=prediction.times, q=prediction.q.astype(np.float32), energy=prediction.energy)
     written = [args.out]

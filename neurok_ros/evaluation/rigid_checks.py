@@ -12,8 +12,8 @@
 2. Door push: a door at rest, its free edge pushed at v perpendicular to the door, no gravity, no
    restoring, no damping. A rigid door turns at the constant rate v / r. Measured: the door's
    rotation about its hinge against (v / r) t, rigidity, frame motion.
-Both run predict_motion with config/simulation.yaml otherwise (scripts/learned_physics_checks.py
-writes docs/physics/learned_checks.md).
+Both run predict_motion's learned latent chart (no articulation) with config/simulation.yaml otherwise;
+objects with joints use the joints chart by default (docs/physics.md section 5).
 """
 from __future__ import annotations
 

@@ -97,6 +97,14 @@ SPECS = (
     ParameterSpec("surrogate_refinements", "integer", "refits of the polynomial along the solved trajectory", 0, 10),
     ParameterSpec("output_points", "integer", "meshes with more vertices are driven by this many decoded samples",
                   4, 10_000_000),
+    ParameterSpec("free_base", "bool", "articulated objects: the root part floats as a free rigid body "
+                  "(false: anchored to the world, the URDF convention)"),
+    ParameterSpec("joint_damping", "double", "damping of every joint, N m s/rad or N s/m", 0.0, 1.0e9),
+    ParameterSpec("joint_friction", "double", "Coulomb friction of every joint, N m or N", 0.0, 1.0e9),
+    ParameterSpec("restitution", "double", "of the joint limits: 0 stops a part there, 1 bounces it back", 0.0, 1.0),
+    ParameterSpec("articulation", "string", "auto: read each mesh's parts and joints (neurok articulate) and "
+                  "simulate an object with joints in joint coordinates, its parts rigid; none: the learned "
+                  "latent chart", constraints="auto or none"),
     # inputs
     ParameterSpec("max_vertices", "integer", "meshes with more vertices are decimated to this many", 4, 100_000_000),
     ParameterSpec("decimate", "bool", "decimate meshes over max_vertices (false: reject them)"),
@@ -125,8 +133,10 @@ SIMULATION_PARAMETERS = ("duration", "fps", "gravity", "stiffness", "pin_stiffne
                          "contact_tolerance", "drag_stiffness", "drag_damping", "simulation_points", "coordinates",
                          "method", "step_size", "derivatives", "dynamics_map", "chart", "deformation_coordinates",
                          "deformation_stiffness", "surrogate_degree",
-                         "surrogate_radius", "surrogate_refinements", "output_points")
-_CHOICES = {"method": METHODS, "derivatives": DERIVATIVES, "dynamics_map": DYNAMICS_MAPS, "chart": CHARTS}
+                         "surrogate_radius", "surrogate_refinements", "output_points", "free_base",
+                         "joint_damping", "joint_friction", "restitution")
+_CHOICES = {"method": METHODS, "derivatives": DERIVATIVES, "dynamics_map": DYNAMICS_MAPS, "chart": CHARTS,
+            "articulation": ("auto", "none")}
 
 
 def _simulation_overrides(self) -> dict:

@@ -55,17 +55,23 @@ class NeurokBackend:
         return cls(model, info)
 
     def encode(self, vertices: np.ndarray, faces: np.ndarray):
-        """A NeuROKInstance of the mesh (vertices in metres, any frame)."""
+        """A NeuROKInstance of the mesh (vertices in metres, any frame), its parts and joints read
+        (neurok articulate) and kept on it as `articulation`, so actions on it do not wait for them."""
+        from neurok_ros.articulation.readout import read_articulation
         from neurok_ros.kinematics.instance import encode_mesh
 
-        return encode_mesh(self.model, vertices, faces)
+        instance = encode_mesh(self.model, vertices, faces)
+        instance.articulation = read_articulation(instance)
+        return instance
 
     def predict(self, instance, conditions, settings) -> MotionResult:
         """THE prediction call: the motion of `instance` under `conditions` (ContactConditions, mesh
-        frame) with the node's current settings (NodeSettings)."""
+        frame) with the node's current settings (NodeSettings): in joint coordinates when the mesh
+        has joints and the articulation parameter is auto, else in the learned latent chart."""
         from neurok_ros.simulation.predict import predict_motion
 
-        prediction = predict_motion(instance, conditions, simulation_settings(settings))
+        articulation = getattr(instance, "articulation", None) if settings.articulation == "auto" else None
+        prediction = predict_motion(instance, conditions, simulation_settings(settings), articulation=articulation)
         summary = dict(prediction.summary or {})
         seconds = summary.pop("seconds", {}) or {}
         # "encode" there is the instance's original encoding time, whatever the cache did: leave it out.

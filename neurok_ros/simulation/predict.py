@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
@@ -27,7 +26,7 @@ from neurok_ros.dynamics.contact_conditions import ContactConditions
 from neurok_ros.dynamics.contacts import at_points, contact_positions
 from neurok_ros.dynamics.external_forces import PushForce, drag_from_conditions
 from neurok_ros.dynamics.initial_conditions import contact_initial_velocity, one_sided_initial_velocity
-from neurok_ros.dynamics.integrate import FIXED_STEP, Trajectory, simulate
+from neurok_ros.dynamics.integrate import FIXED_STEP, simulate
 from neurok_ros.dynamics.kinematic_map import KinematicMap, positions_and_velocities
 from neurok_ros.dynamics.lagrangian import LagrangianSystem
 from neurok_ros.dynamics.potentials import potential_energy
@@ -41,40 +40,17 @@ from neurok_ros.dynamics.root_polynomial_map import rescale_negative, root_kinem
 from neurok_ros.errors import NeurokInputError
 from neurok_ros.geometry.rigid_alignment import apply_rigid
 from neurok_ros.geometry.vertex_driving import build_vertex_driver, drive_vertices_displacement
+from neurok_ros.simulation.action_binding import Bindings, bind_actions
 from neurok_ros.simulation.dense_output import interpolate_states
 from neurok_ros.simulation.learned_map import LearnedMap, learned_kinematic_map
 from neurok_ros.simulation.output_decoding import DRIVER_NEIGHBOURS, decode_frames
+from neurok_ros.simulation.prediction import Prediction
 from neurok_ros.simulation.settings import SimulationSettings, default_settings, resolved_chart
-from neurok_ros.simulation.snapping import nearest_sample_distance, snap_to_surface, surface_index
-from neurok_ros.simulation.surface_index import SurfaceIndex
+from neurok_ros.simulation.snapping import nearest_sample_distance, surface_index
 from neurok_ros.simulation.surrogate import SOLVER_DEVICE, Surrogate, fit_surrogate, frame_error, refine_surrogate
 
 MAX_RETIME = 10.0  # matched_sides retimes a side by at most this factor
 LOCATING_STEP = 1.0 / 60.0  # s, longest rk4 step of the surrogate solves that only locate the motion
-
-
-@dataclass
-class Prediction:
-    """The motion at T output frames (times i / fps, t = 0 included).
-
-    vertices (T, n, 3) float32: input mesh frame, units and vertex order; faces (m, 3) int64;
-    times (T,) s; q (T, k_q): the instance's coordinates (instance.decode(q=q[t]) is frame t's
-    exact decode, moved by the held part's rigid motion when points are held); energy (T, 3) J:
-    kinetic, potential, total; work (T,) J done by the external forces since t = 0; dissipated (T,)
-    J removed by damping; points (T, n_sim + e, 3) float32 metres: the simulation points (the
-    mass-carrying samples, then the e massless contact and push points); trajectory: the solver's
-    states (its nodes); summary: numbers for a report (see `summary_keys` in docs/physics.md)."""
-
-    vertices: np.ndarray
-    faces: np.ndarray
-    times: np.ndarray
-    q: np.ndarray
-    energy: np.ndarray
-    work: np.ndarray
-    dissipated: np.ndarray
-    points: np.ndarray
-    trajectory: Trajectory
-    summary: dict = field(default_factory=dict)
 
 
 def resolve_derivatives(kmap: KinematicMap, choice: str) -> str:
@@ -100,47 +76,6 @@ def _solver_nodes(settings: SimulationSettings, frames: np.ndarray) -> tuple[np.
         return frames, False
     count = max(1, math.ceil(settings.duration / settings.step_size - 1e-9))
     return np.linspace(0.0, settings.duration, count + 1), True
-
-
-@dataclass
-class Bindings:
-    """Where the actions act: contact (C,) and push (P,) indices of the massless simulation points,
-    the snapped surface points and the request-to-surface distances."""
-
-    surface: np.ndarray
-    distance: np.ndarray
-    contact_index: list
-    push_index: list
-
-
-def bind_actions(vertices, faces, conditions: Optional[ContactConditions], settings: SimulationSettings,
-                 index: Optional[SurfaceIndex] = None) -> "Bindings":
-    """Snap the contacts and the push points to the surface of the mesh (vertices, faces); raise
-    ActionError for one beyond the tolerance. Cheap (no model): callers may check actions first.
-    index: a SurfaceIndex of the mesh to reuse."""
-    requests, contact_index, push_index = [], [], []
-    if conditions is not None:
-        conditions.validate()
-        contact_index = list(range(conditions.num_contacts))
-        requests.append(np.asarray(conditions.positions, dtype=np.float64))
-    for push in settings.pushes:
-        push_index.append(len(contact_index) + len(push_index))
-        requests.append(np.asarray(push.point, dtype=np.float64).reshape(1, 3))
-    if not requests:
-        return Bindings(np.zeros((0, 3)), np.zeros(0), [], [])
-    points = np.concatenate(requests)
-    index = index or SurfaceIndex(vertices, faces)
-    surface = np.zeros((0, 3))
-    distance = np.zeros(0)
-    if contact_index:
-        s, d = snap_to_surface(vertices, faces, points[:len(contact_index)],
-                               settings.contact_tolerance, "contact", index)
-        surface, distance = np.concatenate([surface, s]), np.concatenate([distance, d])
-    if push_index:
-        s, d = snap_to_surface(vertices, faces, points[len(contact_index):],
-                               settings.contact_tolerance, "push point", index)
-        surface, distance = np.concatenate([surface, s]), np.concatenate([distance, d])
-    return Bindings(surface, distance, contact_index, push_index)
 
 
 def _forces(learned: LearnedMap, settings: SimulationSettings, conditions, bindings: Bindings, contacts, dtype,
@@ -246,14 +181,22 @@ def kinked_surrogate(surrogate: Surrogate, learned: LearnedMap) -> Surrogate:
 
 
 def predict_motion(instance, conditions: Optional[ContactConditions] = None,
-                   settings: Optional[SimulationSettings] = None, pinned_vertices=None) -> Prediction:
+                   settings: Optional[SimulationSettings] = None, pinned_vertices=None,
+                   articulation=None) -> Prediction:
     """Simulate `instance` (from encode_mesh) from rest at its input pose; see the module docstring.
 
     conditions: contacts at t = 0 (mesh frame, metres, m/s) and an optional drag path, or None for
     free motion; settings: default_settings() when None; pinned_vertices: (n,) bool over the mesh's
-    vertices, held in place like the pin boxes of the settings (e.g. a part segmentation). Raises
-    ActionError for unusable contacts or forces, NeurokInputError when the integration diverges.
+    vertices, held in place like the pin boxes of the settings (e.g. a part segmentation);
+    articulation: the object's parts and joints (neurok articulate): with joints, the rigid parts are
+    simulated in joint coordinates (simulation/articulated_chart.py). Raises ActionError for unusable
+    contacts or forces, NeurokInputError when the integration diverges.
     """
+    if articulation is not None and articulation.joints:
+        from neurok_ros.simulation.articulated_chart import predict_articulated
+
+        return predict_articulated(instance.vertices, instance.faces, articulation, conditions, settings,
+                                   pinned_vertices)
     settings = (settings or default_settings()).validate()
     started = time.perf_counter()
     dtype = torch.float64

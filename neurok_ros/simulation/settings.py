@@ -77,7 +77,9 @@ class SimulationSettings:
     resolved_chart);
     deformation_coordinates (beside a one-mode bank chart) and their deformation_stiffness k_e 1/s^2;
     surrogate_degree, surrogate_radius (latent units), surrogate_refinements; output_points;
-    seed; pushes: PushSpec tuple."""
+    seed; articulated objects (the joints chart, simulation/articulated_chart.py): free_base (the root
+    floats as a 6-DoF body instead of being anchored), joint_damping (N m s/rad or N s/m),
+    joint_friction (N m or N), restitution of the joint limits in [0, 1]; pushes: PushSpec tuple."""
 
     duration: float
     fps: float
@@ -107,6 +109,10 @@ class SimulationSettings:
     surrogate_refinements: int
     output_points: int
     seed: int
+    free_base: bool
+    joint_damping: float
+    joint_friction: float
+    restitution: float
     pushes: tuple = ()
     pins: tuple = ()
 
@@ -137,8 +143,12 @@ class SimulationSettings:
                      "surrogate_radius"):
             positive(name)
         for name in ("stiffness", "pin_stiffness", "damping", "barrier", "drag_stiffness", "drag_damping",
-                     "inertia_ratio", "deformation_stiffness"):
+                     "inertia_ratio", "deformation_stiffness", "joint_damping", "joint_friction"):
             non_negative(name)
+        if not (isinstance(self.restitution, (int, float)) and 0.0 <= self.restitution <= 1.0):
+            raise NeurokInputError(f"restitution must be between 0 and 1, got {self.restitution!r}")
+        if not isinstance(self.free_base, bool):
+            raise NeurokInputError(f"free_base must be true or false, got {self.free_base!r}")
         if len(self.gravity) != 3 or not all(math.isfinite(float(g)) for g in self.gravity):
             raise ActionError(f"gravity must be 3 finite numbers (m/s^2), got {list(self.gravity)}")
         if self.num_frames > 100_000:
@@ -201,9 +211,11 @@ def _coerce(data: dict) -> dict:
         out["coordinates"] = int(out["coordinates"])
     for name in ("duration", "fps", "stiffness", "pin_stiffness", "damping", "mass", "barrier", "contact_tolerance",
                  "drag_stiffness", "drag_damping", "inertia_ratio", "step_size", "rtol", "atol", "surrogate_radius",
-                 "deformation_stiffness"):
+                 "deformation_stiffness", "joint_damping", "joint_friction", "restitution"):
         if name in out:
             out[name] = float(out[name])
+    if "free_base" in out and isinstance(out["free_base"], str):
+        out["free_base"] = out["free_base"].strip().lower() in ("1", "true", "yes", "on")
     if "pushes" in out:
         out["pushes"] = tuple(p if isinstance(p, PushSpec) else PushSpec(**p) for p in out["pushes"])
     if "pins" in out:

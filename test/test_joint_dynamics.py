@@ -1,0 +1,212 @@
+"""The articulated chart against exact references: rigid parts in joint coordinates (docs/physics.md).
+
+Every check runs the user's path (predict_articulated on a mesh and its articulation) and compares
+with a solution that does not use the chart: v/r, a pendulum and a double pendulum solved by scipy
+from trimesh's mass properties, free fall, a drawer's rail.
+"""
+import dataclasses
+
+import numpy as np
+import pytest
+from box_objects import cabinet_drawer, chain, laptop, two_doors
+from scipy.integrate import solve_ivp
+
+from neurok_ros.dynamics.contact_conditions import ContactConditions
+from neurok_ros.errors import ActionError
+from neurok_ros.geometry.mass_properties import equivalent_points, mass_properties
+from neurok_ros.simulation.articulated_chart import predict_articulated
+from neurok_ros.simulation.settings import PinBox, settings_from
+
+pytestmark = pytest.mark.unit
+
+STILL = dict(gravity=(0.0, 0.0, 0.0), damping=0.0, joint_damping=0.0, joint_friction=0.0)
+
+
+def rigid_residual(rest: np.ndarray, moved: np.ndarray) -> float:
+    """RMS distance (m) of moved (n, 3) from the best rigid motion of rest (n, 3)."""
+    a, b = rest - rest.mean(0), moved - moved.mean(0)
+    u, _, vt = np.linalg.svd(a.T @ b)
+    d = np.sign(np.linalg.det(u @ vt))
+    r = u @ np.diag([1, 1, d]) @ vt
+    return float(np.sqrt(((a @ r - b) ** 2).sum(1).mean()))
+
+
+def test_equivalent_points_carry_mass_centre_and_inertia():
+    mass, centre, inertia, solid = mass_properties(*laptop()[:2])
+    points, masses = equivalent_points(mass, centre, inertia)
+    r = points - centre
+    second = np.einsum("n,ni,nj->ij", masses, r, r)
+    assert solid and masses.sum() == pytest.approx(mass)
+    np.testing.assert_allclose(masses @ points / mass, centre, atol=1e-12)
+    np.testing.assert_allclose(np.trace(second) * np.eye(3) - second, inertia, atol=1e-12)
+
+
+def test_lid_pushed_at_its_edge_turns_at_v_over_r_and_stops_closed():
+    V, F, articulation, facts = laptop(60.0)
+    lid = np.asarray(facts["lid"].vertices)
+    edge = lid[np.argmax(lid[:, 2])]  # the free edge, highest point
+    radius = np.linalg.norm((edge - facts["hinge"])[1:])
+    tangent = np.cross(facts["axis"], edge - facts["hinge"])  # closing direction (q > 0)
+    tangent /= np.linalg.norm(tangent)
+    speed = 0.3
+    settings = settings_from(STILL, duration=1.0, fps=60.0)
+    prediction = predict_articulated(V, F, articulation, ContactConditions(edge[None], speed * tangent[None]),
+                                     settings)
+    q = prediction.q[:, 0]
+    closing_time = facts["alpha"] / (speed / radius)
+    before = prediction.times < closing_time - 0.02
+    rate = np.diff(q[before]) / np.diff(prediction.times[before])
+    assert np.abs(rate / (speed / radius) - 1.0).max() < 0.01
+    assert prediction.summary["contact_velocity_residual"] < 1e-6
+    after = prediction.times > closing_time + 0.02
+    np.testing.assert_allclose(q[after], facts["alpha"], atol=1e-9)  # an inelastic stop at the closed limit
+    moving = articulation.labels == 1
+    assert np.abs(prediction.vertices[:, ~moving] - V[~moving]).max() < 1e-6  # the anchored base stays
+    assert rigid_residual(V[moving], prediction.vertices[-1, moving]) < 1e-6
+    closed = prediction.vertices[-1, moving]
+    assert closed[:, 2].min() == pytest.approx(0.02, abs=1e-4)  # lying on the base
+
+
+def test_lid_falls_like_an_independent_pendulum_and_stops_at_its_limit():
+    V, F, articulation, facts = laptop(60.0)
+    settings = settings_from(duration=1.0, fps=120.0, gravity=(0.0, 0.0, -9.81), damping=0.0, joint_damping=0.0,
+                             joint_friction=0.0, mass=1.0)
+    prediction = predict_articulated(V, F, articulation, None, settings)
+    lid, base = facts["lid"], facts["base"]
+    lid_mass = lid.volume / (lid.volume + base.volume)  # of the 1 kg object, uniform density
+    centre = lid.center_mass - facts["hinge"]
+    inertia_x = lid.moment_inertia[0, 0] / lid.mass * lid_mass + lid_mass * (centre[1] ** 2 + centre[2] ** 2)
+
+    def pendulum(t, y):  # q about +x turns the centre (y, z) by q; V = m g z
+        q, rate = y
+        z_gradient = centre[1] * np.cos(q) - centre[2] * np.sin(q)  # d z / d q
+        return [rate, -lid_mass * 9.81 * z_gradient / inertia_x]
+
+    closes = lambda t, y: y[0] - facts["alpha"]  # noqa: E731
+    closes.terminal = True
+    reference = solve_ivp(pendulum, (0, 1.0), [0.0, 0.0], rtol=1e-10, atol=1e-12, dense_output=True, events=closes)
+    t_close = reference.t_events[0][0]
+    before = prediction.times < t_close
+    error = prediction.q[before, 0] - reference.sol(prediction.times[before])[0]
+    assert np.degrees(np.sqrt(np.mean(error ** 2))) < 0.5
+    assert 0.1 < t_close < 0.9
+    after = prediction.times > t_close + 0.02
+    np.testing.assert_allclose(prediction.q[after, 0], facts["alpha"], atol=1e-9)
+
+
+def test_drawer_pulled_slides_along_its_rail_at_the_pull_speed_until_its_limit():
+    V, F, articulation, facts = cabinet_drawer(0.2)
+    front = np.array([0.0, 0.2, 0.15])
+    speed = 0.3
+    prediction = predict_articulated(V, F, articulation, ContactConditions(front[None], [[0.0, speed, 0.0]]),
+                                     settings_from(STILL, duration=1.0, fps=60.0))
+    drawer = articulation.labels == 1
+    shift = (prediction.vertices[:, drawer] - V[drawer]).mean(1)  # (T, 3)
+    end = facts["travel"] / speed
+    early = (prediction.times > 0) & (prediction.times < end - 0.02)
+    velocity = np.diff(shift, axis=0) / np.diff(prediction.times)[:, None]
+    assert np.abs(np.linalg.norm(velocity[early[1:]], axis=1) / speed - 1).max() < 0.01
+    direction = shift[early][-1] / np.linalg.norm(shift[early][-1])
+    assert np.degrees(np.arccos(min(1.0, direction @ facts["axis"]))) < 1.0
+    assert shift[-1] @ facts["axis"] == pytest.approx(facts["travel"], abs=1e-6)  # stopped at its limit
+    assert np.abs(prediction.vertices[:, ~drawer] - V[~drawer]).max() < 1e-6
+
+
+def _double_pendulum(facts, masses):
+    """Independent solve of the two links (planar, about x, from the horizontal at rest): (t, q1, q2)."""
+    (link1, link2), (first, _) = facts["links"], facts["lengths"]
+    m1, m2 = masses
+    lc1 = -(link1.center_mass[1] - 0.0)
+    lc2 = -(link2.center_mass[1] + first)
+    i1 = link1.moment_inertia[0, 0] / link1.mass * m1
+    i2 = link2.moment_inertia[0, 0] / link2.mass * m2
+    g = 9.81
+
+    def rhs(t, y):
+        q1, q2, w1, w2 = y
+        c2, s2 = np.cos(q2), np.sin(q2)
+        m11 = i1 + i2 + m1 * lc1 ** 2 + m2 * (first ** 2 + lc2 ** 2 + 2 * first * lc2 * c2)
+        m12 = i2 + m2 * (lc2 ** 2 + first * lc2 * c2)
+        m22 = i2 + m2 * lc2 ** 2
+        h = m2 * first * lc2 * s2
+        coriolis = np.array([-h * (2 * w1 * w2 + w2 ** 2), h * w1 ** 2])
+        # V = -g [m1 lc1 sin q1 + m2 (l1 sin q1 + lc2 sin(q1 + q2))]: links start along -y, q turns about +x
+        gravity = -g * np.array([(m1 * lc1 + m2 * first) * np.cos(q1) + m2 * lc2 * np.cos(q1 + q2),
+                                 m2 * lc2 * np.cos(q1 + q2)])
+        acc = np.linalg.solve([[m11, m12], [m12, m22]], -coriolis - gravity)
+        return [w1, w2, *acc]
+
+    return rhs
+
+
+def test_two_joint_chain_matches_an_independent_solve_and_keeps_its_energy():
+    V, F, articulation, facts = chain()
+    settings = settings_from(duration=3.0, fps=100.0, gravity=(0.0, 0.0, -9.81), damping=0.0, joint_damping=0.0,
+                             joint_friction=0.0, mass=1.0, step_size=0.0025)
+    prediction = predict_articulated(V, F, articulation, None, settings)
+    volumes = [part.volume for part in (facts["mount"], *facts["links"])]
+    masses = np.array(volumes[1:]) / sum(volumes)
+    reference = solve_ivp(_double_pendulum(facts, masses), (0, 3.0), [0, 0, 0, 0], t_eval=prediction.times,
+                          rtol=1e-11, atol=1e-12)
+    window = prediction.times <= 2.0
+    error = prediction.q[window] - reference.y[:2, window].T
+    assert np.degrees(np.sqrt(np.mean(error ** 2))) < 1.0
+    energy = prediction.energy[:, 2]
+    swing = np.abs(prediction.energy[:, 1] - prediction.energy[0, 1]).max()
+    assert np.abs(energy - energy[0]).max() < 1e-3 * swing  # T + V drifts <= 0.1% over 3 s
+    assert prediction.summary["energy_drift"] < 1e-3
+
+
+def test_free_base_falls_at_g_and_an_anchored_one_does_not():
+    V, F, articulation, _ = laptop(60.0)
+    settings = settings_from(duration=0.5, fps=50.0, gravity=(0.0, 0.0, -9.81), free_base=True, damping=0.0)
+    prediction = predict_articulated(V, F, articulation, None, settings)
+    weights = np.array(prediction.summary["part_masses_kg"]).repeat(6) / 6  # six equivalent points per part
+    centre = np.einsum("n,tni->ti", weights, prediction.points[:, :len(weights)]) / weights.sum()
+    drop = centre[0, 2] - centre[:, 2]
+    expected = 0.5 * 9.81 * prediction.times ** 2
+    assert np.abs(drop[1:] / expected[1:] - 1).max() < 0.01
+    anchored = predict_articulated(V, F, articulation, None, dataclasses.replace(settings, free_base=False))
+    assert np.abs(anchored.vertices[:, articulation.labels == 0] - V[articulation.labels == 0]).max() < 1e-6
+
+
+def test_each_door_moves_only_when_pulled():
+    V, F, articulation, _ = two_doors()
+    left_edge, right_edge = np.array([-0.01, 0.22, 0.2]), np.array([0.01, 0.22, 0.2])
+    settings = settings_from(STILL, duration=0.5, fps=30.0)
+    one = predict_articulated(V, F, articulation, ContactConditions(left_edge[None], [[0.0, 0.3, 0.0]]), settings)
+    assert one.q[-1, 0] > 0.5 and np.abs(one.q[:, 1]).max() == 0.0
+    both = predict_articulated(V, F, articulation,
+                               ContactConditions(np.stack([left_edge, right_edge]), [[0.0, 0.3, 0.0]] * 2), settings)
+    np.testing.assert_allclose(both.q[-1, 0], both.q[-1, 1], rtol=1e-9)
+    assert both.q[-1, 0] == pytest.approx(one.q[-1, 0], rel=1e-9)
+
+
+def test_a_pin_box_holds_the_part_it_grips_and_an_empty_box_is_refused():
+    V, F, articulation, facts = laptop(60.0)
+    lid = np.asarray(facts["lid"].vertices)
+    corner = lid[np.argmax(lid[:, 2])]
+    grip = PinBox(tuple(corner - 1e-4), tuple(corner + 1e-4))  # one vertex of the lid
+    settings = settings_from(duration=0.5, fps=30.0, gravity=(0.0, 0.0, -9.81), pins=(grip,))
+    held = predict_articulated(V, F, articulation, None, settings)
+    assert np.abs(held.vertices - V).max() < 1e-6 and held.summary["locked_joints"] == ["hinge"]
+    empty = dataclasses.replace(settings, pins=(PinBox((1.0, 1.0, 1.0), (1.1, 1.1, 1.1)),))
+    with pytest.raises(ActionError, match="holds no vertex"):
+        predict_articulated(V, F, articulation, None, empty)
+
+
+def test_restitution_and_friction_act_at_the_joint():
+    V, F, articulation, facts = laptop(60.0)
+    lid = np.asarray(facts["lid"].vertices)
+    edge = lid[np.argmax(lid[:, 2])]
+    tangent = np.cross(facts["axis"], edge - facts["hinge"])
+    velocity = 0.3 * tangent / np.linalg.norm(tangent)
+    contact = ContactConditions(edge[None], velocity[None])
+    bounce = predict_articulated(V, F, articulation, contact, settings_from(STILL, duration=1.5, restitution=1.0))
+    assert bounce.q[-1, 0] < facts["alpha"] - 0.3 and bounce.summary["energy_drift"] < 1e-3  # back, energy kept
+    gravity = dict(gravity=(0.0, 0.0, -9.81), damping=0.0, joint_damping=0.0, duration=1.0)
+    stuck = predict_articulated(V, F, articulation, None, settings_from(gravity, joint_friction=10.0))
+    assert np.abs(stuck.q).max() < 1e-9  # 10 N m outweighs gravity's pull on a 0.3 kg lid
+    slides = predict_articulated(V, F, articulation, None, settings_from(gravity, joint_friction=0.05))
+    free = predict_articulated(V, F, articulation, None, settings_from(gravity, joint_friction=0.0))
+    assert 0 < slides.q[3, 0] < free.q[3, 0]

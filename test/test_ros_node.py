@@ -20,14 +20,16 @@ from geometry_msgs.msg import Point, PointStamped
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from sensor_msgs.msg import PointCloud2
-from trajectory_msgs.msg import MultiDOFJointTrajectory
+from sensor_msgs.msg import JointState, PointCloud2
+from std_msgs.msg import String
+from trajectory_msgs.msg import JointTrajectory, MultiDOFJointTrajectory
 from visualization_msgs.msg import Marker, MarkerArray
 
 from neurok_ros.dynamics.contact_conditions import ContactConditions
 from neurok_ros.errors import NeurokInputError
 from neurok_ros.ros.contact_action import conditions_to_trajectory
 from neurok_ros.ros.diagnostics import find_status, stamp_text, status_values
+from neurok_ros.ros.joint_messages import trajectory_arrays
 from neurok_ros.ros.mesh_marker import marker_to_mesh, mesh_to_marker, triangle_list_marker
 from neurok_ros.ros.neurok_node import NeurokNode
 from neurok_ros.ros.node_parameters import SPECS, default_values, settings_fields
@@ -36,7 +38,10 @@ from neurok_ros.ros.prediction_worker import EncodingCache, LatestOnlyWorker, me
 from neurok_ros.ros.qos import (
     ACTION_QOS,
     CLICKED_POINT_QOS,
+    DESCRIPTION_QOS,
     DIAGNOSTICS_QOS,
+    JOINT_STATES_QOS,
+    JOINT_TRAJECTORY_QOS,
     MARKERS_QOS,
     MESH_QOS,
     TRAJECTORY_MESH_QOS,
@@ -482,6 +487,46 @@ def test_default_chart_with_a_held_base_through_the_node(ros_context, backend, m
             moved = np.linalg.norm(frames[-1] - frames[0], axis=1)
             assert moved[~bottom].max() > 0.03  # the lid turns freely about its hinge
             assert moved[bottom].max() < 1e-6  # the anchored, held base stays
+    finally:
+        h.close()
+
+
+def test_the_object_description_and_its_joint_trajectory(ros_context, backend, mesh, tmp_path):
+    """After a mesh, ~/object_description carries the URDF of its readout (a late subscriber gets it);
+    after an action, ~/joint_trajectory carries the URDF's joints, and ~/joint_states plays them back:
+    the published frames are the URDF's links moved by those joint values."""
+    if isinstance(backend, FakeBackend):
+        pytest.skip("the fake backend reads no joints")
+    import xml.etree.ElementTree as ET
+    from urllib.parse import urlparse
+
+    V, F = mesh
+    h = Harness(backend, duration=0.3, gravity=[0.0, 0.0, 0.0], playback_rate=1.0)
+    try:
+        h.send_good_mesh(V, F)
+        base = f"{h.fqn}/"
+        descriptions, trajectories, states = [], [], []
+        h.probe.create_subscription(String, base + "object_description", descriptions.append, DESCRIPTION_QOS)
+        h.probe.create_subscription(JointTrajectory, base + "joint_trajectory", trajectories.append,
+                                    JOINT_TRAJECTORY_QOS)
+        h.probe.create_subscription(JointState, base + "joint_states", states.append, JOINT_STATES_QOS)
+        h.spin_until(lambda: descriptions, 10, "the object description (transient local)")
+        robot = ET.fromstring(descriptions[-1].data)
+        joints = [j for j in robot.iter("joint") if j.get("type") != "fixed"]
+        assert joints and all(j.find("axis") is not None for j in joints)
+        for mesh_element in robot.iter("mesh"):
+            uri = urlparse(mesh_element.get("filename"))
+            assert uri.scheme == "file" and os.path.isfile(uri.path)
+        stamp = h.send_action(_top_contact(V), [0.0, 0.3, 0.0])
+        frames, _ = cloud_to_frames(h.cloud_for(stamp))
+        h.spin_until(lambda: trajectories, 10, "the joint trajectory")
+        names, times, positions, velocities = trajectory_arrays(trajectories[-1])
+        assert names == [j.get("name") for j in joints] and trajectories[-1].header.stamp == stamp
+        assert positions.shape == (len(frames), len(names)) and np.allclose(times, np.arange(len(frames)) * 0.1)
+        assert np.abs(positions[-1]).max() > 0.05 and np.isfinite(velocities).all()
+        np.testing.assert_allclose(positions[1], 0.1 * velocities[0], rtol=1e-6)  # no gravity: a constant rate
+        h.spin_until(lambda: len(states) > 3, 10, "joint states")
+        assert states[-1].name == names and len(states[-1].position) == len(names)
     finally:
         h.close()
 

@@ -78,6 +78,14 @@ class Articulation:
     def num_parts(self) -> int:
         return int(self.labels.max()) + 1 if len(self.labels) else 0
 
+    def subtree(self, part: int) -> np.ndarray:
+        """(n,) bool: the vertices of `part` and of every part below it."""
+        parts, frontier = {part}, [part]
+        while frontier:
+            frontier = [j.child for j in self.joints if j.parent in frontier and j.child not in parts]
+            parts.update(frontier)
+        return np.isin(self.labels, sorted(parts))
+
     def joint_of_child(self, part: int) -> Joint | None:
         """The joint whose child is `part`, or None (the root)."""
         return next((j for j in self.joints if j.child == part), None)

@@ -24,20 +24,22 @@ from neurok_ros.geometry import dual_quaternion as dq
 
 @dataclass
 class TrueJoint:
-    """A true joint in the pose of one frame: name, type, axis (3,), origin (3,), moved (n,) bool."""
+    """A true joint in the pose of one frame: name, type, axis (3,), origin (3,), moved (n,) bool;
+    room: +1 or -1, the way along the joint coordinate with more of its range left from that pose."""
 
     name: str
     type: str
     axis: np.ndarray
     origin: np.ndarray
     moved: np.ndarray
+    room: float = 1.0
 
 
 def true_joints(instance: Instance, frame: int) -> list[TrueJoint]:
     """The instance's joints as they are in `frame` (a chain's inner joints move with their parent)."""
     out, seen = [], {}
     radius = np.ptp(instance.rest_vertices, axis=0).max()
-    for joint in instance.joints:
+    for index, joint in enumerate(instance.joints):
         moved = np.isin(instance.part_ids, joint["child_parts"])
         parent = np.flatnonzero(instance.part_ids == joint["parent_part"])
         R, t = dq.to_rotation_translation(instance.vertex_dual_quaternions[frame, parent[0]].astype(np.float64))
@@ -49,21 +51,14 @@ def true_joints(instance: Instance, frame: int) -> list[TrueJoint]:
         if key in seen and seen[key][0] >= reach:
             continue
         seen[key] = (reach, len(out) if key not in seen else seen[key][1])
-        entry = TrueJoint(joint["name"], joint["type"], axis / np.linalg.norm(axis), origin, moved)
+        value = float(instance.joint_values[frame, index]) if instance.joint_values.shape[1] > index else 0.0
+        room = 1.0 if hi - value >= value - lo else -1.0
+        entry = TrueJoint(joint["name"], joint["type"], axis / np.linalg.norm(axis), origin, moved, room)
         if seen[key][1] < len(out):
             out[seen[key][1]] = entry
         else:
             out.append(entry)
     return out
-
-
-def subtree(articulation: Articulation, part: int) -> np.ndarray:
-    """(n,) bool: the vertices of `part` and of every part below it."""
-    parts, frontier = {part}, [part]
-    while frontier:
-        frontier = [j.child for j in articulation.joints if j.parent in frontier and j.child not in parts]
-        parts.update(frontier)
-    return np.isin(articulation.labels, sorted(parts))
 
 
 def line_distance(point: np.ndarray, origin: np.ndarray, axis: np.ndarray) -> float:
@@ -77,7 +72,7 @@ def score_readout(predicted: Articulation, truth: list[TrueJoint], vertices: np.
     from scipy.optimize import linear_sum_assignment
 
     diagonal = float(np.linalg.norm(np.ptp(vertices, axis=0)))
-    moved = [subtree(predicted, j.child) for j in predicted.joints]
+    moved = [predicted.subtree(j.child) for j in predicted.joints]
     iou = np.zeros((len(truth), len(moved)))
     for a, true in enumerate(truth):
         for b, mask in enumerate(moved):
@@ -101,9 +96,10 @@ def score_readout(predicted: Articulation, truth: list[TrueJoint], vertices: np.
 
 
 def evaluate_files(model, paths: list, frame: int | None = None, config=None, head=None,
-                   progress: bool = True) -> list[dict]:
+                   progress: bool = True, push: bool = False) -> list[dict]:
     """Read out every instance file and score it; frame: the pose shown (default: frame T // 3 of
-    procedural instances of at most 16 frames, the rest frame 0 of longer ones, e.g. neurok data real)."""
+    procedural instances of at most 16 frames, the rest frame 0 of longer ones, e.g. neurok data real);
+    push: also push each true joint's part through the readout (evaluation/push_checks.py)."""
     from tqdm import tqdm
 
     from neurok_ros.articulation.readout import ReadoutConfig, articulate
@@ -115,7 +111,12 @@ def evaluate_files(model, paths: list, frame: int | None = None, config=None, he
         shown = (instance.num_frames // 3 if frame is None else frame) if instance.num_frames <= 16 else 0
         vertices = instance.frames[shown].astype(np.float64)
         readout = articulate(model, vertices, instance.faces, config or ReadoutConfig(), head)
-        for row in score_readout(readout, true_joints(instance, shown), vertices):
+        truth = true_joints(instance, shown)
+        for row, joint in zip(score_readout(readout, truth, vertices), truth):
+            if push:
+                from neurok_ros.evaluation.push_checks import push_check
+
+                row.update(push_check(readout, joint, vertices, instance.faces, joint.room))
             row.update(object=str(path).rsplit("/", 1)[-1].removesuffix(".npz"), category=instance.category,
                        seconds=readout.seconds, vertices=instance.num_vertices)
             rows.append(row)
@@ -124,24 +125,28 @@ def evaluate_files(model, paths: list, frame: int | None = None, config=None, he
 
 def summary(rows: list[dict]) -> dict:
     """Joint type accuracy, mean axis error (deg), mean pivot error (revolute joints), mean child IoU
-    and mean seconds per object over score rows."""
+    and mean seconds per object over score rows; with pushes, the fraction that succeeded."""
     pivots = [r["pivot"] for r in rows if r["pivot"] is not None]
     seconds = {r["object"]: r["seconds"] for r in rows}
-    return {"joints": len(rows), "type_accuracy": float(np.mean([r["type"] for r in rows])),
-            "axis_deg": float(np.mean([r["axis_deg"] for r in rows])),
-            "pivot": float(np.mean(pivots)) if pivots else None,
-            "child_iou": float(np.mean([r["child_iou"] for r in rows])),
-            "seconds": float(np.mean(list(seconds.values())))}
+    out = {"joints": len(rows), "type_accuracy": float(np.mean([r["type"] for r in rows])),
+           "axis_deg": float(np.mean([r["axis_deg"] for r in rows])),
+           "pivot": float(np.mean(pivots)) if pivots else None,
+           "child_iou": float(np.mean([r["child_iou"] for r in rows])),
+           "seconds": float(np.mean(list(seconds.values())))}
+    if rows and "push_success" in rows[0]:
+        out["push_success"] = float(np.mean([r["push_success"] for r in rows]))
+    return out
 
 
 def markdown_table(rows: list[dict], group: str = "category") -> str:
     """One line per group (category or object) and one for all, in the columns of docs/articulation.md."""
-    lines = [f"| {group} | joints | type accuracy | axis error (deg) | pivot error / diagonal | child IoU | seconds |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+    pushed = bool(rows) and "push_success" in rows[0]
+    lines = [f"| {group} | joints | type accuracy | axis error (deg) | pivot error / diagonal | child IoU | seconds |"
+             + (" push right |" if pushed else ""), "|---|---:|---:|---:|---:|---:|---:|" + ("---:|" if pushed else "")]
     groups = sorted({r[group] for r in rows}) + ["**all**"]
     for name in groups:
         s = summary(rows if name == "**all**" else [r for r in rows if r[group] == name])
         pivot = "–" if s["pivot"] is None else f"{s['pivot']:.3f}"
         lines.append(f"| {name} | {s['joints']} | {s['type_accuracy']:.2f} | {s['axis_deg']:.1f} | {pivot} | "
-                     f"{s['child_iou']:.2f} | {s['seconds']:.1f} |")
+                     f"{s['child_iou']:.2f} | {s['seconds']:.1f} |" + (f" {s['push_success']:.2f} |" if pushed else ""))
     return "\n".join(lines)

@@ -15,7 +15,9 @@
    the limits span the joint values the motions reach, the input pose being 0. An axis within
    `snap_degrees` of a principal direction of the child, the parent or the whole object is snapped
    to it (manufactured objects hinge and slide along their own edges).
-5. Kind: "articulated" with joints; otherwise "cloth" for a thin open sheet, "soft" for the rest.
+5. Contact limits: a limit beyond where the moving part first runs into the rest of the object is
+   cut there (contact_limits: a lid stops on its base, a drawer at the cabinet's back).
+6. Kind: "articulated" with joints; otherwise "cloth" for a thin open sheet, "soft" for the rest.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from neurok_ros.articulation.articulation import Articulation, Joint
+from neurok_ros.articulation.contact_limits import contact_limits
 from neurok_ros.articulation.joint_fit import JointFit, fit_joint
 from neurok_ros.articulation.motion_evidence import MotionEvidence, motion_evidence
 from neurok_ros.articulation.rigid_segmentation import kabsch, segment_rigid
@@ -40,8 +43,10 @@ class ReadoutConfig:
     whole piece their part; min_joint_motion / together: a part merges into a part relative to
     which it moves less than min_joint_motion (RMS, normalised) or `together` times its own motion;
     root_preference: a non-root parent must explain this much larger a fraction of the motions than
-    the root; snap_degrees: axis snapping (0: off); adjacency: the gap (normalised) within which
-    two parts touch; thin_sheet: smallest / largest principal extent of a cloth."""
+    the root; snap_degrees: axis snapping (0: off), and the angle within which two touching siblings'
+    joints are one; same_line: the distance (normalised) within which their axis lines are one;
+    adjacency: the gap (normalised) within which two parts touch; thin_sheet: smallest / largest
+    principal extent of a cloth."""
 
     points: int = 2048
     motions: int = 48
@@ -52,6 +57,7 @@ class ReadoutConfig:
     root_preference: float = 0.1
     snap_degrees: float = 10.0
     adjacency: float = 0.02
+    same_line: float = 0.05
     min_part_fraction: float = 0.005
     piece_majority: float = 0.85
     thin_sheet: float = 0.03
@@ -95,7 +101,11 @@ def read_articulation(instance, config: ReadoutConfig = ReadoutConfig(), head=No
     if joints and config.snap_degrees > 0:
         joints = [snap_axis(joint, V, labels, config.snap_degrees) for joint in joints]
     kind = "articulated" if joints else ("cloth" if is_thin_sheet(V, config.thin_sheet) else "soft")
-    return Articulation(labels, joints, kind, seconds=time.perf_counter() - started)
+    articulation = Articulation(labels, joints, kind)
+    if joints:
+        contact_limits(V, F, articulation, config.seed)
+    articulation.seconds = time.perf_counter() - started
+    return articulation
 
 
 def head_tree(instance, head, normalised: np.ndarray, faces: np.ndarray, evidence: MotionEvidence,
@@ -328,7 +338,37 @@ def build_tree(labels: np.ndarray, normalised: np.ndarray, faces: np.ndarray, ev
     for child in rehung:
         if rehung[child] != parents[child]:
             fits[child] = fit_joint(*relative_motion(R, t, root, child), points[child], config.tolerance)
+    labels, rehung, fits, root = merge_shared_joints(labels, rehung, fits, root, normalised, config)
     return renumber(labels, rehung, fits, root)
+
+
+def merge_shared_joints(labels: np.ndarray, parents: dict, fits: dict, root: int, normalised: np.ndarray,
+                        config: ReadoutConfig) -> tuple[np.ndarray, dict, dict, int]:
+    """Sibling parts that touch and turn on their parent about the same hinge (axes within
+    snap_degrees, axis lines within `same_line`) become one part, the larger keeping its fit: a cap or
+    a handle the consensus cut in pieces. Parallel slides stay apart (a chest's drawers touch).
+    Returns labels (compact), parents, fits and the root's label."""
+    from neurok_ros.articulation.head_readout import line_distances
+
+    sizes = np.bincount(labels)
+    while True:
+        near = adjacency(labels, normalised, config.adjacency)
+        pair = next(((a, b) for a in parents for b in parents
+                     if a != b and parents[a] == parents[b] and near[a, b] and sizes[a] >= sizes[b]
+                     and fits[a].type == "revolute"
+                     and agree(fits[a], fits[b], config.snap_degrees, config.same_line, line_distances)), None)
+        if pair is None:
+            break
+        keep, gone = pair
+        labels = np.where(labels == gone, keep, labels)
+        sizes[keep] += sizes[gone]
+        sizes[gone] = 0
+        parents = {c: (keep if p == gone else p) for c, p in parents.items() if c != gone}
+        fits = {c: f for c, f in fits.items() if c != gone}
+    used, labels = np.unique(labels, return_inverse=True)
+    new = {int(old): i for i, old in enumerate(used)}
+    return (labels.astype(np.int64), {new[c]: new[p] for c, p in parents.items()},
+            {new[c]: f for c, f in fits.items()}, new[root])
 
 
 def without_cycles(parents: dict[int, int], root: int) -> dict[int, int]:

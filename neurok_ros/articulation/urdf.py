@@ -92,13 +92,15 @@ def _vec(v) -> str:
 
 def write_urdf(path: str | Path, vertices: np.ndarray, faces: np.ndarray, articulation: Articulation,
                density: float = DENSITY, surface_density: float | None = None, name: str = "object",
-               effort: float = EFFORT, velocity: float = VELOCITY) -> Path:
+               effort: float = EFFORT, velocity: float = VELOCITY, file_uris: bool = False) -> Path:
     """Write `path` (.urdf) and its link meshes in `<stem>_meshes/`; returns the URDF path.
 
     vertices (n, 3) metres and faces (m, 3) int: the input mesh in its own frame; articulation.labels
     (n,) give each vertex's part (faces go to their majority label). density kg/m^3 for closed pieces,
     surface_density kg/m^2 (default density * SHELL_THICKNESS) for open ones; effort (N m or N) and
-    velocity (rad/s or m/s) fill every joint's <limit>. See the module docstring for the frames.
+    velocity (rad/s or m/s) fill every joint's <limit>; file_uris: reference the meshes by absolute
+    file:// URIs (for a URDF sent as text, e.g. on a ROS description topic) instead of relative
+    filenames. See the module docstring for the frames.
     """
     path = Path(path)
     vertices, faces = np.asarray(vertices, np.float64).reshape(-1, 3), np.asarray(faces, np.int64).reshape(-1, 3)
@@ -127,7 +129,8 @@ def write_urdf(path: str | Path, vertices: np.ndarray, faces: np.ndarray, articu
         if geometry is not None:
             mesh_file = mesh_dir / f"{link}.obj"
             _write_obj(mesh_file, *geometry)
-            geometry = f"<geometry><mesh filename={quoteattr(f'{mesh_dir.name}/{mesh_file.name}')}/></geometry>"
+            where = mesh_file.resolve().as_uri() if file_uris else f"{mesh_dir.name}/{mesh_file.name}"
+            geometry = f"<geometry><mesh filename={quoteattr(where)}/></geometry>"
             xml += [f"    <{tag}>{geometry}</{tag}>" for tag in ("visual", "collision")]
         xml.append("  </link>")
     for part in range(1, len(links)):

@@ -1,8 +1,9 @@
-"""`neurok simulate` cost on a 10k-vertex mesh: encode + simulate + decode, 2 s at 30 fps, a push on
-the lid, in the default chart (auto: the bank chart's one mode and its deformation coordinates) and
-in the subspace chart, there with the solver on the polynomial surrogate and on the decoder itself
-(at rtol 1e-4, the tolerance that chart was tuned at: the decoder map takes 4x as long at the
-default 1e-5); and how far apart those two motions end up."""
+"""`neurok simulate` cost on a 10k-vertex mesh, 2 s at 30 fps, a push on the lid: the readout (once per
+mesh) and the joints chart, the default for an object with joints; then the learned latent chart
+(`--articulation none`): encode + simulate + decode in its default (the bank chart's one mode and
+its deformation coordinates) and in the subspace chart, there with the solver on the polynomial
+surrogate and on the decoder itself (at rtol 1e-4, the tolerance that chart was tuned at: the
+decoder map takes 4x as long at the default 1e-5); and how far apart those two motions end up."""
 from __future__ import annotations
 
 import tempfile
@@ -15,6 +16,7 @@ from neurok_ros.benchmarks.timing import Measurement, measure
 
 
 def benchmark_simulation(repeats: int = 3) -> tuple[list[Measurement], str]:
+    from neurok_ros.articulation.readout import read_articulation
     from neurok_ros.dynamics.contact_conditions import ContactConditions
     from neurok_ros.kinematics.instance import encode_mesh, load_default_model
     from neurok_ros.simulation.predict import predict_motion
@@ -29,8 +31,19 @@ def benchmark_simulation(repeats: int = 3) -> tuple[list[Measurement], str]:
         instance = encode_mesh(model, V, F)
         results[key] = predict_motion(instance, conditions, settings_from(**settings))
 
+    encoded = encode_mesh(model, V, F)
+    readouts = []
+    readout_row = measure(f"readout (neurok articulate on the encoded mesh, once per mesh), {len(V)} vertices",
+                          lambda: readouts.append(read_articulation(encoded)), repeats=1, warmup=0)
+
+    def joints():
+        results["joints"] = predict_motion(encoded, conditions, settings_from(), articulation=readouts[-1])
+
     name = f"encode + simulate + decode, {len(V)} vertices, 2 s at 30 fps, push"
-    rows = [measure(f"{name}, default (bank chart, one mode and 4 deformation coordinates)",
+    rows = [readout_row,
+            measure(f"simulate + output, {len(V)} vertices, 2 s at 30 fps, push, joints chart (default for an "
+                    f"object with joints)", joints, repeats=repeats),
+            measure(f"{name}, latent chart (bank chart, one mode and 4 deformation coordinates)",
                     lambda: run("bank"), repeats=repeats),
             measure(f"{name}, subspace chart (--chart subspace), polynomial map, rtol 1e-4",
                     lambda: run("polynomial", chart="subspace", dynamics_map="polynomial", rtol=1e-4),
@@ -45,7 +58,10 @@ def benchmark_simulation(repeats: int = 3) -> tuple[list[Measurement], str]:
     rms_gap = np.sqrt((gap ** 2).mean(axis=1))
     half = len(rms_gap) // 2
     parts = {k: round(v, 2) for k, v in fast.summary["seconds"].items()}
-    note = (f"Stages of the last subspace-chart polynomial run (s): {parts}; right-hand sides: "
+    joint_run = results["joints"].summary
+    note = (f"Joints chart: {len(joint_run['joints'])} joint(s) read, stages {joint_run['seconds']} s, "
+            f"{joint_run['steps']} RK4 steps, energy drift {joint_run['energy_drift']:.1e}. "
+            f"Stages of the last subspace-chart polynomial run (s): {parts}; right-hand sides: "
             f"{fast.summary['rhs_evaluations']} (polynomial, final solve) and {exact.summary['rhs_evaluations']} "
             f"(decoder). Surrogate error along its own trajectory: RMS "
             f"{fast.summary['surrogate']['frame_error']['rms_m'] * 1e3:.2f} mm, max "

@@ -12,6 +12,9 @@ def register(subparsers) -> None:
     parser.add_argument("--per-category", type=int, default=0, help="at most this many objects per category (0: all)")
     parser.add_argument("--group", choices=("category", "object"), default="category", help="table rows")
     parser.add_argument("--json", help="write every joint's scores here")
+    parser.add_argument("--push", action="store_true",
+                        help="also push each true moving part along its joint (0.3 m/s, 1 s, no gravity) through "
+                             "the readout in joint coordinates and score the motion (docs/physics.md)")
     add_model_options(parser)
     add_head_options(parser)
     parser.set_defaults(func=run)
@@ -50,7 +53,8 @@ def run(args) -> int:
     if not files:
         raise NeurokInputError(f"no articulated instance files of split {args.split!r} in {folder}")
     model, _ = load_model_from_args(args)
-    rows = evaluate_files(model, files, head=load_head_from_args(args, next(model.parameters()).device))
+    rows = evaluate_files(model, files, head=load_head_from_args(args, next(model.parameters()).device),
+                          push=args.push)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
     print(markdown_table(rows, args.group))

@@ -4,9 +4,10 @@
         --out traj.npz --gif traj.gif --glb traj.glb --json
 
 traj.npz: vertices (T, n, 3) float32 in MESH's frame, units and vertex order; faces (m, 3); times
-(T,) s with T = round(duration * fps) + 1 (t = 0 included); q (T, k) the simulated coordinates
-(default chart: the bank mode, then the deformation coordinates; subspace chart: the instance's
-k_q coordinates); energy (T, 3) J: kinetic, potential, total. Defaults: config/simulation.yaml.
+(T,) s with T = round(duration * fps) + 1 (t = 0 included); q (T, k) the simulated coordinates (an
+object with joints: its joint values, rad or m from the input pose, in the readout's joint order;
+otherwise the latent chart's: the bank mode, then the deformation coordinates); energy (T, 3) J:
+kinetic, potential, total. Defaults: config/simulation.yaml.
 """
 from __future__ import annotations
 
@@ -18,10 +19,12 @@ def register(subparsers) -> None:
     from neurok_ros.simulation.settings import CHARTS
 
     parser = subparsers.add_parser(
-        "simulate", help="simulate a mesh's motion (latent Lagrangian dynamics) and write traj.npz",
-        description="Simulate MESH from rest under gravity, elastic restoring and contact actions. "
-                    "Positions are in MESH's frame, taken as metres; unset options come from "
-                    "config/simulation.yaml.")
+        "simulate", help="simulate a mesh's motion (rigid parts in joint coordinates, or the learned latent "
+                         "space) and write traj.npz",
+        description="Simulate MESH from rest under gravity and contact actions: an object with joints (its "
+                    "readout, see --articulation) as rigid parts in its joint coordinates, any other in the "
+                    "learned latent space with its elastic restoring. Positions are in MESH's frame, taken as "
+                    "metres; unset options come from config/simulation.yaml.")
     parser.add_argument("mesh", help="mesh file (ply, obj, stl, off, glb)")
     parser.add_argument("--contact", nargs=3, type=float, action="append", metavar=("X", "Y", "Z"),
                         help="contact point at t = 0 (repeatable); snaps to the surface")

@@ -253,12 +253,11 @@ def integrate(system: JointSystem, q0: np.ndarray, qdot0: np.ndarray, times: Seq
                     before = sum(energies(system, q, qdot))
                     q, qdot = _friction_impulse(system, q.copy(), qdot.copy(), h, q_start)
                     dissipated += before - sum(energies(system, q, qdot))
-                if np.isfinite(system.lower).any() or np.isfinite(system.upper).any():
+                if np.any(q > system.upper) or np.any(q < system.lower):
                     before = sum(energies(system, q, qdot))
-                    q, qdot, hit = _stop_at_limits(system, q.copy(), qdot.copy())
-                    if hit:
-                        impacts += 1
-                        dissipated += before - sum(energies(system, q, qdot))
+                    q, qdot, _ = _stop_at_limits(system, q.copy(), qdot.copy())
+                    impacts += 1
+                    dissipated += before - sum(energies(system, q, qdot))
         out_q.append(q.copy())
         out_qdot.append(qdot.copy())
         out_w.append(work)

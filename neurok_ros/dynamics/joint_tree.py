@@ -80,6 +80,13 @@ def with_free_base(tree: JointTree, centre: np.ndarray) -> tuple[JointTree, int]
     return JointTree(parent, kind, axis, origin, names), 6
 
 
+def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a x b over the last axis (3), broadcast; several times faster than np.cross on small arrays."""
+    a, b = np.asarray(a), np.asarray(b)
+    return np.stack([a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1], a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
+                     a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]], axis=-1)
+
+
 def rotation(axis: np.ndarray, angle: float) -> np.ndarray:
     """(3, 3) rotation by `angle` rad about the unit `axis` (3,) (Rodrigues)."""
     x, y, z = axis
@@ -118,16 +125,16 @@ def body_states(tree: JointTree, q: np.ndarray, qdot: np.ndarray) -> BodyStates:
         if tree.kind[j] == REVOLUTE:
             R[b] = R[p] @ rotation(tree.axis[j], q[j])
             w[b] = w[p] + rate
-            alpha[b] = alpha[p] + np.cross(w[p], rate)
+            alpha[b] = alpha[p] + cross(w[p], rate)
             relative = np.zeros(3)
         else:
             offset = offset + q[j] * axis
             R[b], w[b], alpha[b] = R[p], w[p], alpha[p]
             relative = rate
         c[b] = c[p] + offset
-        v[b] = v[p] + np.cross(w[p], offset) + relative
-        a[b] = (a[p] + np.cross(alpha[p], offset) + np.cross(w[p], np.cross(w[p], offset))
-                + 2.0 * np.cross(w[p], relative))
+        v[b] = v[p] + cross(w[p], offset) + relative
+        a[b] = (a[p] + cross(alpha[p], offset) + cross(w[p], cross(w[p], offset))
+                + 2.0 * cross(w[p], relative))
         axes[j], origins[j] = axis, c[b]
     return BodyStates(R, c, w, v, alpha, a, axes, origins)
 
@@ -139,13 +146,13 @@ def point_motion(states: BodyStates, body: np.ndarray, local: np.ndarray
     r = np.einsum("nij,nj->ni", states.R[body], local)
     w = states.w[body]
     x = r + states.c[body]
-    xdot = np.cross(w, r) + states.v[body]
-    bias = np.cross(states.alpha[body], r) + np.cross(w, np.cross(w, r)) + states.a[body]
+    xdot = cross(w, r) + states.v[body]
+    bias = cross(states.alpha[body], r) + cross(w, cross(w, r)) + states.a[body]
     return x, xdot, bias
 
 
 def point_jacobian(tree: JointTree, states: BodyStates, body: np.ndarray, x: np.ndarray) -> np.ndarray:
     """dx/dq (n, 3, J) of points x (n, 3) fixed in bodies (n,)."""
-    revolute = np.cross(states.axis[None], x[:, None] - states.origin[None])  # (n, J, 3)
+    revolute = cross(states.axis[None], x[:, None] - states.origin[None])  # (n, J, 3)
     columns = np.where((tree.kind == REVOLUTE)[None, :, None], revolute, states.axis[None])
     return np.transpose(columns * tree.ancestors[body][:, :, None], (0, 2, 1))

@@ -23,14 +23,16 @@ from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PointStamped
 from rclpy.node import Node
-from sensor_msgs.msg import PointCloud2
-from trajectory_msgs.msg import MultiDOFJointTrajectory
+from sensor_msgs.msg import JointState, PointCloud2
+from std_msgs.msg import String
+from trajectory_msgs.msg import JointTrajectory, MultiDOFJointTrajectory
 from visualization_msgs.msg import Marker, MarkerArray
 
 from neurok_ros.dynamics.contact_conditions import ContactConditions
 from neurok_ros.errors import MeshError, NeurokInputError
 from neurok_ros.ros.contact_action import trajectory_to_conditions
 from neurok_ros.ros.diagnostics import NodeStatus, energy_text, stamp_text
+from neurok_ros.ros.joint_messages import JointStatePlayback, joint_trajectory
 from neurok_ros.ros.mesh_marker import marker_to_mesh, mesh_to_marker
 from neurok_ros.ros.node_parameters import NODE_NAME, declare_parameters, read_settings
 from neurok_ros.ros.observation_cloud import cloud_to_points
@@ -39,7 +41,10 @@ from neurok_ros.ros.prediction_worker import EncodingCache, LatestOnlyWorker, me
 from neurok_ros.ros.qos import (
     ACTION_QOS,
     CLICKED_POINT_QOS,
+    DESCRIPTION_QOS,
     DIAGNOSTICS_QOS,
+    JOINT_STATES_QOS,
+    JOINT_TRAJECTORY_QOS,
     MARKERS_QOS,
     MESH_QOS,
     OBSERVATION_QOS,
@@ -124,7 +129,11 @@ class NeurokNode(Node):
         self._trajectory_mesh_pub = self.create_publisher(Marker, "~/trajectory_mesh", TRAJECTORY_MESH_QOS)
         self._markers_pub = self.create_publisher(MarkerArray, "~/markers", MARKERS_QOS)
         self._diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", DIAGNOSTICS_QOS)
+        self._description_pub = self.create_publisher(String, "~/object_description", DESCRIPTION_QOS)
+        self._joint_trajectory_pub = self.create_publisher(JointTrajectory, "~/joint_trajectory", JOINT_TRAJECTORY_QOS)
+        self._joint_states_pub = self.create_publisher(JointState, "~/joint_states", JOINT_STATES_QOS)
         self._playback = MarkerPlayback(self._markers_pub)
+        self._joint_playback = JointStatePlayback(self._joint_states_pub, lambda: self.get_clock().now().to_msg())
         self._mesh: Optional[CurrentMesh] = None
         self.predictions = 0
         self.publish_diagnostics()
@@ -150,6 +159,7 @@ class NeurokNode(Node):
                                         on_error=self._job_crashed, name="neurok_worker")
         self.create_timer(settings.diagnostics_period, self.publish_diagnostics)
         self.create_timer(PLAYBACK_TICK_S, self._playback.tick)
+        self.create_timer(PLAYBACK_TICK_S, self._joint_playback.tick)
         self.create_subscription(Marker, "~/mesh", self._on_mesh, MESH_QOS)
         self.create_subscription(MultiDOFJointTrajectory, "~/action", self._on_action, ACTION_QOS)
         self.create_subscription(PointStamped, "~/clicked_point", self._on_click, CLICKED_POINT_QOS)
@@ -331,6 +341,7 @@ class NeurokNode(Node):
         frame = self._frame_of(marker.header.frame_id)
         self._mesh = CurrentMesh(V, F, frame, key, instance, surface, encode_s, cached, n_input, input_stamp)
         self._trajectory_mesh_pub.publish(mesh_to_marker(V, F, frame, name="trajectory_mesh"))
+        self._publish_description(instance)
         # RViz shows the new object at rest until its first prediction
         self._playback.show(V[None], np.zeros(1), F, frame, [], 0.0, False)
         self.status.update(mesh_key=key[:16], mesh_vertices=len(V), mesh_faces=len(F), mesh_input_vertices=n_input,
@@ -341,6 +352,20 @@ class NeurokNode(Node):
                              + (", encoding from cache" if cached else f", encoded in {encode_s:.2f} s"),
                              input_stamp, warning)
         self.status.set_state("ready")
+
+    def _publish_description(self, instance) -> None:
+        """~/object_description: the URDF of the instance's parts and joints, when the backend reads them."""
+        describe = getattr(self.backend, "description", None)
+        if describe is None:
+            return
+        try:
+            urdf = describe(instance)
+        except Exception as exc:  # the mesh stays usable without its description
+            self.get_logger().warning(f"no object description: {type(exc).__name__}: {exc}")
+            self.status.update(description="", description_error=f"{type(exc).__name__}: {exc}")
+            return
+        self._description_pub.publish(String(data=urdf))
+        self.status.update(description_bytes=len(urdf), description_error="")
 
     def _run_observation(self, job: ObservationJob) -> None:
         mesh = self._mesh
@@ -430,6 +455,12 @@ class NeurokNode(Node):
         publish_started = time.perf_counter()
         self._trajectory_pub.publish(frames_to_cloud(frames, times, mesh.frame_id, job.stamp))
         publish_s = time.perf_counter() - publish_started
+        joints = getattr(result, "joints", None)
+        if joints is not None:
+            self._joint_trajectory_pub.publish(joint_trajectory(joints["names"], times, joints["positions"],
+                                                                joints["velocities"], mesh.frame_id, job.stamp))
+            self._joint_playback.show(joints["names"], times, joints["positions"], joints["velocities"],
+                                      settings.playback_rate, settings.playback_loop)
         c = job.conditions
         self._playback.show(frames, times, mesh.faces, mesh.frame_id,
                             contact_markers(c.positions, c.velocities, c.path_positions, mesh.frame_id, mesh.size),

@@ -16,13 +16,15 @@ import numpy as np
 class MotionResult:
     """What the node publishes: vertices (T, N, 3) float32 in the mesh frame and vertex order,
     times (T,) float32 s from the start; energy (T, 3) or None; timings {name: seconds};
-    summary: extra facts for /diagnostics."""
+    summary: extra facts for /diagnostics; joints: for a motion in joint coordinates, {"names": [J],
+    "positions": (T, J) rad or m, "velocities": (T, J)}, else None."""
 
     vertices: np.ndarray
     times: np.ndarray
     energy: np.ndarray | None = None
     timings: dict = field(default_factory=dict)
     summary: dict = field(default_factory=dict)
+    joints: dict | None = None
 
 
 def frame_times(duration: float, fps: float) -> np.ndarray:
@@ -77,9 +79,30 @@ class NeurokBackend:
         # "encode" there is the instance's original encoding time, whatever the cache did: leave it out.
         timings = {f"{k}_s": float(v) for k, v in seconds.items() if k not in ("encode", "total")}
         facts = {k: v for k, v in summary.items() if isinstance(v, (int, float, str, bool)) and not k.endswith("_note")}
+        joints = None
+        if summary.get("chart") == "joints":
+            joints = {"names": list(summary["joints"]), "positions": np.asarray(prediction.q),
+                      "velocities": np.asarray(prediction.trajectory.qdot)}
         return MotionResult(np.asarray(prediction.vertices, dtype=np.float32),
                             np.asarray(prediction.times, dtype=np.float32),
-                            np.asarray(prediction.energy), timings, facts)
+                            np.asarray(prediction.energy), timings, facts, joints)
+
+    def description(self, instance) -> str:
+        """The URDF of the instance's parts and joints (neurok articulate), its link meshes written
+        under the system's temporary folder and referenced by file:// URIs."""
+        import hashlib
+        import tempfile
+        from pathlib import Path
+
+        from neurok_ros.articulation.articulation import Articulation
+        from neurok_ros.articulation.urdf import write_urdf
+
+        V, F = np.asarray(instance.vertices), np.asarray(instance.faces)
+        articulation = getattr(instance, "articulation", None) or Articulation(np.zeros(len(V), np.int64), [], "soft")
+        digest = hashlib.sha1(V.tobytes() + F.tobytes()).hexdigest()[:16]
+        folder = Path(tempfile.gettempdir()) / "neurok_ros" / "descriptions" / digest
+        path = write_urdf(folder / "object.urdf", V, F, articulation, file_uris=True)
+        return path.read_text()
 
     def fit_scan(self, instance, vertices: np.ndarray, faces: np.ndarray, points: np.ndarray, settings):
         """The pose of `instance` (encoded from vertices, faces) that observed points (M, 3), mesh

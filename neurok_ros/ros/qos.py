@@ -62,3 +62,18 @@ DIAGNOSTICS_QOS = QoSProfile(
 
 # out ~/trajectory_mesh: the mesh whose vertices are the columns of ~/trajectory (state, like ~/mesh).
 TRAJECTORY_MESH_QOS = MESH_QOS
+
+# out ~/object_description: the object's URDF, state like robot_description: a late subscriber gets it.
+DESCRIPTION_QOS = MESH_QOS
+
+# out ~/joint_trajectory: the latest prediction in joints, kept like ~/trajectory.
+JOINT_TRAJECTORY_QOS = TRAJECTORY_QOS
+
+# out ~/joint_states: playback for RViz's RobotModel (through robot_state_publisher), the usual
+# joint_states profile.
+JOINT_STATES_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=10,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.VOLATILE,
+)

@@ -1,0 +1,104 @@
+"""Joint limits where a moving part first runs into the rest of the object (a lid onto its base).
+
+The learned motions say how far a part plausibly moves; the geometry says where it must stop. For
+each joint, samples of the moving subtree's surface are swept along the joint, each way, in steps
+of STEP_DEG (revolute, up to a half turn) or STEP_FRACTION of the bounding-box diagonal (prismatic,
+up to one diagonal). The part collides where at least SHARE of the samples lie inside the rest of
+the object (generalised winding number), deeper than DEPTH of the diagonal; samples already inside
+at the input pose are left out. The joint's limit that way becomes the last pose free of the
+collision, located to 1/64 of a step. Where no collision is met, the learned limit stays. Only a
+closed rest of the object is swept against (an open shell has no inside).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from neurok_ros.articulation.articulation import Articulation, Joint
+
+STEP_DEG = 2.0
+STEP_FRACTION = 0.01
+DEPTH = 0.005  # of the bounding-box diagonal
+SHARE = 0.05  # of the moving samples
+SAMPLES = 512
+BISECTIONS = 6
+
+
+def _moved(points: np.ndarray, joint: Joint, q: float) -> np.ndarray:
+    """points (n, 3) moved by the joint's coordinate q (rad or mesh units)."""
+    if joint.type == "prismatic":
+        return points + q * joint.axis
+    from neurok_ros.dynamics.joint_tree import rotation
+
+    return (points - joint.origin) @ rotation(joint.axis, q).T + joint.origin
+
+
+def _colliding(static_v, static_f, sweeps: np.ndarray, exempt: np.ndarray, depth: float) -> np.ndarray:
+    """(K,) bool per pose: sweeps (K, n, 3) are the moving samples at K poses, evaluated in one
+    pass (libigl builds its trees once per call)."""
+    from neurok_ros.geometry.occupancy import surface_distance, winding_inside
+
+    count, n = sweeps.shape[:2]
+    flat = sweeps.reshape(-1, 3)
+    inside = winding_inside(static_v, static_f, flat) & np.tile(~exempt, count)
+    deep = np.zeros(len(flat), dtype=bool)
+    if inside.any():
+        deep[inside] = surface_distance(static_v, static_f, flat[inside]) > depth
+    return deep.reshape(count, n).sum(1) >= SHARE * n
+
+
+def swept_stop(static_v, static_f, points, joint: Joint, direction: float, diagonal: float) -> float | None:
+    """The last q (signed, rad or mesh units) the points reach along `direction` before they collide
+    with the closed mesh (static_v, static_f), or None when they never do within the sweep."""
+    from neurok_ros.geometry.occupancy import winding_inside
+
+    depth = DEPTH * diagonal
+    exempt = winding_inside(static_v, static_f, points)  # inside at rest: not a collision of the sweep
+    step = np.radians(STEP_DEG) if joint.type == "revolute" else STEP_FRACTION * diagonal
+    reach = np.pi if joint.type == "revolute" else diagonal
+    poses = step * np.arange(1, int(reach / step) + 1)
+    hits = _colliding(static_v, static_f, np.stack([_moved(points, joint, direction * q) for q in poses]), exempt,
+                      depth)
+    if not hits.any():
+        return None
+    first = int(np.argmax(hits))
+    free, hit = (poses[first - 1] if first else 0.0), poses[first]
+    fine = np.linspace(free, hit, 2 ** BISECTIONS + 1)[1:-1]
+    inner = _colliding(static_v, static_f, np.stack([_moved(points, joint, direction * q) for q in fine]), exempt,
+                       depth)
+    if inner.any():
+        hit = fine[int(np.argmax(inner))]
+        free = fine[int(np.argmax(inner)) - 1] if np.argmax(inner) else free
+    else:
+        free = fine[-1]
+    return direction * free
+
+
+def contact_limits(vertices: np.ndarray, faces: np.ndarray, articulation: Articulation, seed: int = 0) -> Articulation:
+    """The articulation with each joint's limits cut to where its moving part first collides with the
+    rest of the object (vertices (n, 3), faces (m, 3) in the articulation's frame); see the module
+    docstring. Joints are changed in place and returned."""
+    from neurok_ros.articulation.urdf import face_labels
+    from neurok_ros.geometry.mass_properties import is_closed
+    from neurok_ros.geometry.surface_sampling import sample_surface
+
+    vertices = np.asarray(vertices, dtype=np.float64)
+    faces = np.asarray(faces, dtype=np.int64)
+    diagonal = float(np.linalg.norm(np.ptp(vertices, axis=0)))
+    per_face = face_labels(faces, articulation.labels)
+    for joint in articulation.joints:
+        moving_vertices = articulation.subtree(joint.child)
+        moving_parts = np.unique(articulation.labels[moving_vertices])
+        moving = np.isin(per_face, moving_parts)
+        static_faces = faces[~moving]
+        if not moving.any() or not len(static_faces) or not is_closed(vertices, static_faces):
+            continue
+        points = sample_surface(vertices, faces[moving], SAMPLES, np.random.default_rng(seed)).points
+        for direction in (1.0, -1.0):
+            stop = swept_stop(vertices, static_faces, points, joint, direction, diagonal)
+            if stop is None:
+                continue
+            if direction > 0:
+                joint.upper = max(stop, 0.0)
+            else:
+                joint.lower = min(stop, 0.0)
+    return articulation

@@ -1,0 +1,86 @@
+"""The predicted motion in joints: trajectory_msgs/JointTrajectory, and sensor_msgs/JointState played back
+for RViz's RobotModel (fed the URDF from ~/object_description).
+
+Joint names are the URDF's (`neurok articulate`); positions in rad (revolute) or m (prismatic),
+relative to the input pose; velocities in rad/s or m/s; time_from_start from the prediction's t = 0.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Optional
+
+import numpy as np
+from builtin_interfaces.msg import Duration
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+LOOP_PAUSE_S = 0.5  # a looping playback holds its last state this long before starting again
+
+
+def duration(seconds: float) -> Duration:
+    whole = int(np.floor(seconds))
+    return Duration(sec=whole, nanosec=int(round((seconds - whole) * 1e9)) % 1_000_000_000)
+
+
+def joint_trajectory(names: list, times: np.ndarray, positions: np.ndarray, velocities: np.ndarray,
+                     frame_id: str, stamp) -> JointTrajectory:
+    """JointTrajectory of T points: times (T,) s, positions and velocities (T, J)."""
+    msg = JointTrajectory(joint_names=[str(n) for n in names])
+    msg.header.frame_id = frame_id
+    msg.header.stamp = stamp
+    msg.points = [JointTrajectoryPoint(positions=p.tolist(), velocities=v.tolist(), time_from_start=duration(t))
+                  for t, p, v in zip(np.asarray(times, float), np.asarray(positions, float),
+                                     np.asarray(velocities, float))]
+    return msg
+
+
+def trajectory_arrays(msg: JointTrajectory) -> tuple[list, np.ndarray, np.ndarray, np.ndarray]:
+    """(names, times (T,), positions (T, J), velocities (T, J)) of a JointTrajectory."""
+    times = np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in msg.points])
+    count = len(msg.joint_names)
+    positions = np.array([list(p.positions) for p in msg.points], dtype=np.float64).reshape(-1, count)
+    velocities = np.array([list(p.velocities) for p in msg.points], dtype=np.float64).reshape(-1, count)
+    return list(msg.joint_names), times, positions, velocities
+
+
+class JointStatePlayback:
+    """Plays the latest joint trajectory on a JointState publisher in real time (times `rate`); tick()
+    is called by a node timer (executor thread), show() by the worker thread; stamp() gives the
+    header time (the node clock)."""
+
+    def __init__(self, publisher, stamp, clock=time.monotonic):
+        self._publisher = publisher
+        self._stamp = stamp
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._item: Optional[dict] = None
+        self.published = 0
+
+    def show(self, names: list, times: np.ndarray, positions: np.ndarray, velocities: np.ndarray, rate: float,
+             loop: bool) -> None:
+        """Start playing positions and velocities (T, J) at times (T,) s; rate 0: hold the last state."""
+        with self._lock:
+            self._item = {"names": [str(n) for n in names], "times": np.asarray(times, float) - float(times[0]),
+                          "positions": np.asarray(positions, float), "velocities": np.asarray(velocities, float),
+                          "rate": float(rate), "loop": bool(loop), "start": None}
+
+    def tick(self) -> None:
+        with self._lock:
+            item = self._item
+            if item is None:
+                return
+            if item["start"] is None:
+                item["start"] = self._clock()
+            times, last = item["times"], len(item["times"]) - 1
+            index = last
+            if item["rate"] > 0 and last > 0:
+                t = (self._clock() - item["start"]) * item["rate"]
+                if item["loop"]:
+                    t = t % (times[-1] + LOOP_PAUSE_S)
+                index = min(int(np.searchsorted(times, t, side="right")) - 1, last)
+        msg = JointState(name=item["names"], position=item["positions"][index].tolist(),
+                         velocity=item["velocities"][index].tolist())
+        msg.header.stamp = self._stamp()
+        self._publisher.publish(msg)
+        self.published += 1

@@ -1,0 +1,43 @@
+"""Joint limits where a moving part first runs into the rest of the object (articulation/contact_limits.py)."""
+import numpy as np
+import pytest
+from box_objects import cabinet_drawer, laptop, two_doors
+
+from neurok_ros.articulation.contact_limits import contact_limits
+
+pytestmark = pytest.mark.unit
+
+
+def test_a_lid_stops_on_its_base_and_a_drawer_at_the_cabinet_back():
+    V, F, articulation, facts = laptop(60.0)
+    hinge = articulation.joints[0]
+    hinge.lower, hinge.upper = -3.0, 3.0  # learned limits far beyond the geometry
+    contact_limits(V, F, articulation)
+    assert facts["alpha"] <= hinge.upper < facts["alpha"] + np.radians(1.0)  # closed on the base, not through it
+    assert hinge.lower < -np.radians(120.0)  # opening backwards is free for a long way
+
+    V, F, articulation, _ = cabinet_drawer(0.2)
+    slide = articulation.joints[0]
+    slide.lower, slide.upper = -1.0, 0.2
+    contact_limits(V, F, articulation)
+    assert slide.lower == pytest.approx(-0.03, abs=0.005)  # 3 cm from the back wall
+    assert slide.upper == 0.2  # nothing in the way out: the learned limit stays
+
+
+def test_doors_cannot_close_through_the_cabinet():
+    V, F, articulation, _ = two_doors()
+    for door in articulation.joints:
+        door.lower, door.upper = -3.0, 3.0
+    contact_limits(V, F, articulation)
+    for door in articulation.joints:
+        assert -np.radians(3.0) < door.lower <= 0.0 and door.upper == 3.0
+
+
+def test_an_open_rest_of_the_object_keeps_the_learned_limits():
+    V, F, articulation, _ = laptop(60.0)
+    hinge = articulation.joints[0]
+    hinge.lower, hinge.upper = -3.0, 3.0
+    base = np.flatnonzero(articulation.labels[F].max(1) == 0)
+    open_faces = np.delete(F, base[:2], axis=0)  # a hole in the base: no inside to run into
+    contact_limits(V, open_faces, articulation)
+    assert (hinge.lower, hinge.upper) == (-3.0, 3.0)

@@ -720,6 +720,10 @@ def test_serve_in_another_process_answers_the_client(ros_context):
             assert float(reply.diagnostics["simulate_s"]) > 0 and reply.latency_s > 0
             assert reply.energy.shape == (3, 3) and reply.energy[0, 0] > 0  # the push: kinetic at t = 0
             np.testing.assert_allclose(reply.energy[:, 2], reply.energy[:, 0] + reply.energy[:, 1], rtol=1e-5)
+            # the example laptop has a hinge: its URDF and the push in joints come back too
+            assert reply.joints is not None and reply.joints["positions"].shape == (3, len(reply.joints["names"]))
+            assert client.description is not None and all(f'name="{n}"' in client.description
+                                                          for n in reply.joints["names"])
             with pytest.raises(NeurokInputError, match="tolerance"):
                 client.request([contact + [0, 0, 1.0]], [[0.0, 0.0, -1.0]])
     finally:
@@ -740,7 +744,7 @@ def test_request_command_with_spawned_node(ros_context, tmp_path, capsys):
     contact = V[np.argmax(V[:, 2])]
     out = tmp_path / "traj.npz"
     rc = main(["request", EXAMPLE_MESH, "--contact", *map(str, contact), "--velocity", "0", "-0.3", "0",
-               "--out", str(out), "--spawn-node", "--json", *FAST_ARGS])
+               "--out", str(out), "--spawn-node", "--json", "--joints", *FAST_ARGS])
     assert rc == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1],
                          parse_constant=lambda token: pytest.fail(f"non-standard JSON token {token}"))
@@ -748,6 +752,9 @@ def test_request_command_with_spawned_node(ros_context, tmp_path, capsys):
     data = np.load(out)
     assert data["frames"].shape == (3, len(V), 3) and data["times"].shape == (3,)
     assert str(data["frame_id"]) == "object" and data["contacts"].shape == (1, 3)
+    names = [str(n) for n in data["joint_names"]]
+    assert data["joint_positions"].shape == (3, len(names)) and set(summary["joints"]) == set(names)
+    assert summary["joints"][names[0]]["final"] == pytest.approx(float(data["joint_positions"][-1, 0]))
 
 
 def test_serve_arguments_become_ros_arguments():

@@ -4,7 +4,8 @@ a trajectory through its ROS 2 topics and save it.
 With --spawn-node the node is started in this process first (parameters from config/neurok.yaml,
 --params-file and --param); otherwise a running node named by --server answers. The .npz holds
 frames (T, N, 3) float32 metres and times (T,) s in the mesh frame, vertices / faces of the mesh
-whose vertices are the columns, frame_id, stamp, latency_s, and the contacts sent.
+whose vertices are the columns, frame_id, stamp, latency_s, and the contacts sent; for an object
+with joints also joint_names, joint_positions (T, J) and joint_velocities (T, J) (--joints prints them).
 """
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ def register(subparsers) -> None:
     parser.add_argument("--param", action="append", default=[], metavar="NAME:=VALUE",
                         help="with --spawn-node: one parameter, e.g. duration:=1.0 (repeatable)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for each answer")
+    parser.add_argument("--joints", action="store_true",
+                        help="also print the predicted joint values (objects with joints: ~/joint_trajectory)")
     parser.add_argument("--json", action="store_true", help="print one JSON summary")
     parser.set_defaults(func=run)
 
@@ -76,6 +79,11 @@ def run(args) -> int:
                "encode_s": float(mesh_state.get("mesh_encode_s", "nan")),
                "simulate_s": float(reply.diagnostics.get("simulate_s", "nan")),
                "total_s": round(time.perf_counter() - started, 3)}
+    if args.joints and reply.joints is not None:
+        summary["joints"] = {name: {"final": float(reply.joints["positions"][-1, i]),
+                                    "min": float(reply.joints["positions"][:, i].min()),
+                                    "max": float(reply.joints["positions"][:, i].max())}
+                             for i, name in enumerate(reply.joints["names"])}
     if observed is not None:
         summary.update(observation_moved=observed.get("observation_moved") == "true",
                        observation_residual_p90_m=float(observed.get("observation_residual_p90_m", "nan")),
@@ -88,4 +96,10 @@ def run(args) -> int:
               f"(mesh encoded in {summary['encode_s']:.2f} s"
               + ("" if observed is None else f"; the scan {'moved' if summary['observation_moved'] else 'kept'} the "
                  f"state, fitted in {summary['observation_fit_s']:.2f} s") + f"); wrote {args.out}")
+        if args.joints:
+            for name, values in summary.get("joints", {}).items():
+                print(f"  {name}: {values['final']:+.4f} at the end (range {values['min']:+.4f} .. "
+                      f"{values['max']:+.4f}; rad or m from the input pose)")
+            if "joints" not in summary:
+                print("  no joints: the object was simulated in the learned latent chart")
     return 0

@@ -8,6 +8,7 @@ node's topics, wait for the trajectory, get numpy arrays back.
         client.send_mesh_file("mug.ply", frame_id="object")          # waits until encoded
         reply = client.request([[0.05, 0.0, 0.1]], [[0.0, 0.0, -0.5]])
         reply.frames  # (T, N, 3) float32, mesh frame; reply.times (T,); reply.faces (M, 3)
+        reply.joints  # with joints: {"names", "times", "positions", "velocities"}; client.description: URDF
         client.send_observation(depth_points)   # (M, 3) the object seen now: later actions start there
 
 Requests are matched to replies by stamp: every mesh and action the client sends carries a fresh,
@@ -28,18 +29,22 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from sensor_msgs.msg import PointCloud2
-from trajectory_msgs.msg import MultiDOFJointTrajectory
+from std_msgs.msg import String
+from trajectory_msgs.msg import JointTrajectory, MultiDOFJointTrajectory
 from visualization_msgs.msg import Marker
 
 from neurok_ros.dynamics.contact_conditions import ContactConditions
 from neurok_ros.errors import NeurokInputError
 from neurok_ros.ros.contact_action import conditions_to_trajectory
 from neurok_ros.ros.diagnostics import find_status, parse_energy_text, stamp_text, status_values
+from neurok_ros.ros.joint_messages import trajectory_arrays
 from neurok_ros.ros.mesh_marker import file_to_marker, marker_to_mesh, mesh_to_marker
 from neurok_ros.ros.observation_cloud import points_to_cloud
 from neurok_ros.ros.qos import (
     ACTION_QOS,
+    DESCRIPTION_QOS,
     DIAGNOSTICS_QOS,
+    JOINT_TRAJECTORY_QOS,
     MESH_QOS,
     OBSERVATION_QOS,
     TRAJECTORY_MESH_QOS,
@@ -56,7 +61,9 @@ class TrajectoryReply:
     faces (M, 3): the mesh whose vertices the columns are (the input, or its decimation);
     latency_s: action sent -> trajectory received; diagnostics: the node's state values then;
     energy (T, 3) joules (kinetic, potential, total per frame, from the diagnostics' last_energy_j)
-    or None when the node did not report it."""
+    or None when the node did not report it; joints: for an object simulated in joint coordinates,
+    {"names": [J], "times": (T,) s, "positions": (T, J) rad or m, "velocities": (T, J)} from
+    ~/joint_trajectory, else None."""
 
     frames: np.ndarray
     times: np.ndarray
@@ -66,6 +73,7 @@ class TrajectoryReply:
     faces: Optional[np.ndarray]
     latency_s: float
     diagnostics: dict = field(default_factory=dict)
+    joints: Optional[dict] = None
 
     @property
     def energy(self) -> Optional[np.ndarray]:
@@ -74,10 +82,13 @@ class TrajectoryReply:
 
     def save(self, path, **extra) -> None:
         """Write an .npz: frames, times, vertices, faces, frame_id, stamp, latency_s, energy (when
-        known) and extra arrays."""
+        known), joint_names, joint_positions and joint_velocities (objects with joints) and extra arrays."""
         energy = self.energy
         if energy is not None:
             extra = {"energy": energy, **extra}
+        if self.joints is not None:
+            extra = {"joint_names": np.array(self.joints["names"]), "joint_positions": self.joints["positions"],
+                     "joint_velocities": self.joints["velocities"], **extra}
         np.savez_compressed(path, frames=self.frames, times=self.times,
                             vertices=self.vertices if self.vertices is not None else np.zeros((0, 3)),
                             faces=self.faces if self.faces is not None else np.zeros((0, 3), np.int64),
@@ -103,7 +114,13 @@ class NeurokClient:
         self._clouds: list = []
         self._diagnostics: list = []
         self._trajectory_mesh: Optional[Marker] = None
+        self._joint_trajectories: list = []
+        self.description: Optional[str] = None  # the URDF of the last mesh's parts and joints
         self.node.create_subscription(PointCloud2, f"{self.server}/trajectory", self._clouds.append, TRAJECTORY_QOS)
+        self.node.create_subscription(JointTrajectory, f"{self.server}/joint_trajectory",
+                                      self._joint_trajectories.append, JOINT_TRAJECTORY_QOS)
+        self.node.create_subscription(String, f"{self.server}/object_description", self._on_description,
+                                      DESCRIPTION_QOS)
         self.node.create_subscription(Marker, f"{self.server}/trajectory_mesh", self._on_trajectory_mesh,
                                       TRAJECTORY_MESH_QOS)
         self.node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, DIAGNOSTICS_QOS)
@@ -125,6 +142,9 @@ class NeurokClient:
 
     def _on_trajectory_mesh(self, msg: Marker) -> None:
         self._trajectory_mesh = msg
+
+    def _on_description(self, msg: String) -> None:
+        self.description = msg.data
 
     def _on_diagnostics(self, msg: DiagnosticArray) -> None:
         if find_status(msg, self._state_name) is not None:
@@ -266,9 +286,18 @@ class NeurokClient:
             mesh = marker_to_mesh(self._trajectory_mesh)
             if len(mesh.vertices) == frames.shape[1]:
                 vertices, faces = mesh.vertices, mesh.faces
-        # The node publishes its diagnostics right after the trajectory; give them a moment.
+        # The node publishes its joint trajectory and diagnostics right after the trajectory; give them a moment.
         deadline = time.monotonic() + 1.0
         while self.state().get("last_stamp") != stamp and time.monotonic() < deadline:
             self._executor.spin_once(timeout_sec=0.05)
+        state = self.state()
+        joints = None
+        if state.get("sim_chart") == "joints":
+            message = self._spin_until(lambda: next((m for m in self._joint_trajectories
+                                                     if stamp_text(m.header.stamp) == stamp), None), 5.0,
+                                       "joint trajectory for the action")
+            names, joint_times, positions, velocities = trajectory_arrays(message)
+            joints = {"names": names, "times": joint_times, "positions": positions, "velocities": velocities}
+        self._joint_trajectories.clear()
         return TrajectoryReply(frames, times, cloud.header.frame_id, cloud.header.stamp, vertices, faces, latency,
-                               self.state())
+                               state, joints)

@@ -140,6 +140,19 @@ def test_pin_box_and_vertex_mask_select_the_same_points(laptop):
         predict_motion(instance, None, settings, pinned_vertices=bottom[:-1])
 
 
+def test_a_pin_box_around_one_vertex_holds_there_and_an_empty_box_is_refused(laptop):
+    """Pins act on the mesh's vertices: a box too small for any sample still holds the surface at its
+    vertex (the sample nearest it); a box that holds no vertex is refused with one clear line."""
+    V, F, instance = laptop
+    corner = V[np.argmin(V.sum(1))]
+    tiny = {"lower": tuple(corner - 1e-5), "upper": tuple(corner + 1e-5)}
+    held = predict_motion(instance, None, _fast(duration=0.1, pins=[tiny]), articulation=None)
+    assert held.summary["pinned_points"] >= 1
+    empty = {"lower": (5.0, 5.0, 5.0), "upper": (5.1, 5.1, 5.1)}
+    with pytest.raises(ActionError, match="pin box 0 .* holds no vertex"):
+        predict_motion(instance, None, _fast(duration=0.1, pins=[empty]))
+
+
 def test_a_held_base_keeps_its_place_in_the_output_frames(laptop):
     """The learned space moves the whole object with its parts; with the base held, the map and the
     frames are in the base's frame: the base vertices keep their rest pose up to the base's own

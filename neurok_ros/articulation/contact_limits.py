@@ -6,8 +6,9 @@ of STEP_DEG (revolute, up to a half turn) or STEP_FRACTION of the bounding-box d
 up to one diagonal). The part collides where at least SHARE of the samples lie inside the rest of
 the object (generalised winding number), deeper than DEPTH of the diagonal; samples already inside
 at the input pose are left out. The joint's limit that way becomes the last pose free of the
-collision, located to 1/64 of a step. Where no collision is met, the learned limit stays. Only a
-closed rest of the object is swept against (an open shell has no inside).
+collision, located to 1/16 of a step, whether the learned motions reached that far or not (the
+geometry is the stop). Where no collision is met, the learned limit stays. Only a closed rest of
+the object is swept against (an open shell has no inside).
 """
 from __future__ import annotations
 
@@ -15,12 +16,12 @@ import numpy as np
 
 from neurok_ros.articulation.articulation import Articulation, Joint
 
-STEP_DEG = 2.0
-STEP_FRACTION = 0.01
+STEP_DEG = 5.0
+STEP_FRACTION = 0.02
 DEPTH = 0.005  # of the bounding-box diagonal
 SHARE = 0.05  # of the moving samples
-SAMPLES = 512
-BISECTIONS = 6
+SAMPLES = 256
+BISECTIONS = 4
 
 
 def _moved(points: np.ndarray, joint: Joint, q: float) -> np.ndarray:

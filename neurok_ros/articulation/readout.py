@@ -15,8 +15,8 @@
    the limits span the joint values the motions reach, the input pose being 0. An axis within
    `snap_degrees` of a principal direction of the child, the parent or the whole object is snapped
    to it (manufactured objects hinge and slide along their own edges).
-5. Contact limits: a limit beyond where the moving part first runs into the rest of the object is
-   cut there (contact_limits: a lid stops on its base, a drawer at the cabinet's back).
+5. Contact limits: where the moving part first runs into the rest of the object, its limit that
+   way is set there (contact_limits: a lid stops on its base, a drawer at the cabinet's back).
 6. Kind: "articulated" with joints; otherwise "cloth" for a thin open sheet, "soft" for the rest.
 """
 from __future__ import annotations

@@ -40,7 +40,7 @@ def benchmark_node(actions: int = 3) -> tuple[list[Measurement], str]:
             frames = reply.frames.shape[0]
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     rows = [_single("node start (model load + warm-up) to ready", ready),
-            _single(f"first mesh ({len(V)} vertices) to ready (embedded PLY, encoding)", first_mesh),
+            _single(f"first mesh ({len(V)} vertices) to ready (embedded PLY, encoding and readout)", first_mesh),
             Measurement(f"action to trajectory, {len(V)} vertices x {frames} frames, cached encoding",
                         statistics.median(latencies), min(latencies), max(latencies), actions)]
     note = (f"Default parameters (config/neurok.yaml), one push of 0.3 m/s at the lid's top edge, node and "

@@ -68,7 +68,7 @@ def benchmark_simulation(repeats: int = 3) -> tuple[list[Measurement], str]:
             f"{fast.summary['surrogate']['frame_error']['max_m'] * 1e3:.2f} mm. Polynomial vs decoder motion "
             f"of the simulation points (RMS over points): {rms_gap[:half].max() * 1e3:.1f} mm at most over the "
             f"first second, {rms_gap.max() * 1e3:.1f} mm over 2 s, for displacements up to "
-            f"{moved.max() * 1e3:.0f} mm (RMS {np.sqrt((moved ** 2).mean()) * 1e3:.1f} mm). Default chart: "
+            f"{moved.max() * 1e3:.0f} mm (RMS {np.sqrt((moved ** 2).mean()) * 1e3:.1f} mm). Latent chart: "
             f"energy drift {results['bank'].summary['energy_drift'] * 100:.2f}%, contact residual "
             f"{results['bank'].summary['contact_velocity_residual']:.1e} of the requested speed, "
             f"{results['bank'].summary['rhs_evaluations']} right-hand sides (docs/physics.md).")

@@ -37,7 +37,7 @@ from neurok_ros.dynamics.root_plus_linear_map import (
     without_mode,
 )
 from neurok_ros.dynamics.root_polynomial_map import rescale_negative, root_kinematic_map, side_speeds
-from neurok_ros.errors import NeurokInputError
+from neurok_ros.errors import ActionError, NeurokInputError
 from neurok_ros.geometry.rigid_alignment import apply_rigid
 from neurok_ros.geometry.vertex_driving import build_vertex_driver, drive_vertices_displacement
 from neurok_ros.simulation.action_binding import Bindings, bind_actions
@@ -121,21 +121,38 @@ def action_drive(settings: SimulationSettings, conditions, bindings: Bindings):
     return drive
 
 
-def pin_selector(settings: SimulationSettings, faces, pinned_vertices=None):
-    """samples -> (count,) bool: the surface samples held in place, those inside a pin box of the
-    settings or on a face whose three vertices are all in pinned_vertices ((n,) bool); None when
-    nothing is pinned."""
+def pin_selector(settings: SimulationSettings, vertices, faces, pinned_vertices=None):
+    """samples -> (count,) bool: the surface samples held in place: those inside a pin box of the
+    settings and those on a face whose three vertices are all in pinned_vertices ((n,) bool); a box
+    (or mask) that catches no sample holds the sample nearest each of its vertices instead, so a box
+    around a single vertex still holds the surface there. None when nothing is pinned. ActionError
+    for a pin box that holds no vertex of the mesh."""
     if not settings.pins and pinned_vertices is None:
         return None
+    vertices = np.asarray(vertices, dtype=np.float64)
     faces = np.asarray(faces, dtype=np.int64)
     mask = None if pinned_vertices is None else np.asarray(pinned_vertices, dtype=bool).reshape(-1)
+    boxes = []
+    for i, box in enumerate(settings.pins):
+        inside = box.contains(vertices)
+        if not inside.any():
+            raise ActionError(f"pin box {i} {list(map(float, box.lower))} - {list(map(float, box.upper))} holds no "
+                              f"vertex of the mesh")
+        boxes.append((box, vertices[inside]))
 
     def select(samples) -> np.ndarray:
+        from scipy.spatial import cKDTree
+
+        tree = cKDTree(samples.points)
         held = np.zeros(len(samples.points), dtype=bool)
-        for box in settings.pins:
-            held |= box.contains(samples.points)
-        if mask is not None:
-            held |= mask[faces[samples.face_ids]].all(axis=1)
+        catches = [(box.contains(samples.points), own) for box, own in boxes]
+        if mask is not None and mask.any():
+            catches.append((mask[faces[samples.face_ids]].all(axis=1), vertices[mask]))
+        for caught, own in catches:
+            if not caught.any():
+                caught = np.zeros_like(held)
+                caught[tree.query(own)[1]] = True
+            held |= caught
         return held
 
     return select
@@ -207,7 +224,7 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
     chart, coordinates = resolved_chart(settings, instance.motion_offsets is not None)
     learned = learned_kinematic_map(instance, settings.simulation_points, settings.mass, coordinates,
                                     settings.inertia_ratio, "fd", settings.seed, dtype, bindings.surface,
-                                    pin_selector(settings, instance.faces, pinned_vertices), chart,
+                                    pin_selector(settings, instance.vertices, instance.faces, pinned_vertices), chart,
                                     action_drive(settings, conditions, bindings),
                                     # only the root surrogate handles the kink beside them
                                     # (decoder differences would not)

@@ -15,7 +15,7 @@ from builtin_interfaces.msg import Duration
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-LOOP_PAUSE_S = 0.5  # a looping playback holds its last state this long before starting again
+from neurok_ros.ros.playback_markers import playback_index
 
 
 def duration(seconds: float) -> Duration:
@@ -72,13 +72,7 @@ class JointStatePlayback:
                 return
             if item["start"] is None:
                 item["start"] = self._clock()
-            times, last = item["times"], len(item["times"]) - 1
-            index = last
-            if item["rate"] > 0 and last > 0:
-                t = (self._clock() - item["start"]) * item["rate"]
-                if item["loop"]:
-                    t = t % (times[-1] + LOOP_PAUSE_S)
-                index = min(int(np.searchsorted(times, t, side="right")) - 1, last)
+            index = playback_index(item["times"], self._clock() - item["start"], item["rate"], item["loop"])
         msg = JointState(name=item["names"], position=item["positions"][index].tolist(),
                          velocity=item["velocities"][index].tolist())
         msg.header.stamp = self._stamp()

@@ -150,6 +150,18 @@ def _with_points(marker: Marker, points) -> Marker:
     return m
 
 
+def playback_index(times: np.ndarray, elapsed: float, rate: float, loop: bool) -> int:
+    """The frame due `elapsed` wall-clock seconds into a playback of frames at times (T,) s from 0,
+    played `rate` times real time (0: the last frame), looping after LOOP_PAUSE_S when `loop`."""
+    last = len(times) - 1
+    if rate <= 0 or last == 0:
+        return last
+    t = elapsed * rate
+    if loop:
+        t = t % (times[-1] + LOOP_PAUSE_S)
+    return min(int(np.searchsorted(times, t, side="right")) - 1, last)
+
+
 class MarkerPlayback:
     """Plays the latest prediction on a MarkerArray publisher; tick() is called by a node timer
     (executor thread), show() by the worker thread."""
@@ -172,14 +184,7 @@ class MarkerPlayback:
                           "start": None, "shown": None, "template": template}
 
     def _index(self, item: dict, now: float) -> int:
-        times = item["times"]
-        last = len(times) - 1
-        if item["rate"] <= 0 or last == 0:
-            return last
-        t = (now - item["start"]) * item["rate"]
-        if item["loop"]:
-            t = t % (times[-1] + LOOP_PAUSE_S)
-        return min(int(np.searchsorted(times, t, side="right")) - 1, last)
+        return playback_index(item["times"], now - item["start"], item["rate"], item["loop"])
 
     def tick(self) -> None:
         """Publish the frame due now, if it changed (node timer, executor thread). Nothing is built

@@ -26,8 +26,8 @@ from neurok_ros.articulation.urdf import face_labels
 from neurok_ros.dynamics.contact_conditions import ContactConditions
 from neurok_ros.dynamics.contacts import at_points
 from neurok_ros.dynamics.external_forces import PushForce, drag_from_conditions
-from neurok_ros.dynamics.joint_dynamics import JointForce, JointSystem, initial_velocity, integrate, kinematics
-from neurok_ros.dynamics.joint_tree import PRISMATIC, REVOLUTE, JointTree, body_states, with_free_base
+from neurok_ros.dynamics.joint_dynamics import JointForce, JointSystem, initial_velocity, integrate
+from neurok_ros.dynamics.joint_tree import PRISMATIC, REVOLUTE, JointTree, body_states, point_motion, with_free_base
 from neurok_ros.errors import ActionError, NeurokInputError
 from neurok_ros.geometry.mass_properties import equivalent_points, mass_properties
 from neurok_ros.simulation.action_binding import bind_actions
@@ -172,7 +172,7 @@ def predict_articulated(vertices, faces, articulation: Articulation,
     for t, (q, qdot) in enumerate(zip(trajectory.q, trajectory.qdot)):
         states = body_states(tree, q, qdot)
         out[t] = np.einsum("nij,nj->ni", states.R[vertex_body], vertex_local) + states.c[vertex_body]
-        sim_points[t] = kinematics(system, q, qdot)[0]
+        sim_points[t] = point_motion(states, system.body, system.local)[0]
     energy = np.stack([trajectory.kinetic, trajectory.potential, trajectory.kinetic + trajectory.potential], 1)
     seconds = {"simulate": round(simulated - started, 4), "decode": round(time.perf_counter() - simulated, 4)}
     seconds["total"] = round(sum(seconds.values()), 4)

@@ -14,6 +14,8 @@ the right-hand side already has, so no extra pass through the map is needed.
             unit z^2. dV/dq = k_p A^T (d + A q).
 - coordinates: V = 1/2 q^T K q, K (k_q, k_q) J per unit q^2 (the deformation coordinates' own
             elastic energy: dynamics/root_plus_linear_map.py). dV/dq = K q.
+- extra:    any term written in q alone, an object with energy(q (..., k_q)) -> (...) J and
+            gradient(q (k_q,)) -> (k_q,) (e.g. simulation/free_body.CarriedSpring).
 """
 from dataclasses import dataclass
 from typing import Optional, Sequence
@@ -36,6 +38,7 @@ class Potentials:
     basis: Optional[torch.Tensor] = None
     latent_offset: Optional[torch.Tensor] = None
     coordinate_stiffness: Optional[torch.Tensor] = None
+    extra: Optional[object] = None
 
     def __post_init__(self):
         self.gravity = tuple(float(g) for g in self.gravity)
@@ -89,6 +92,8 @@ def potential_energy(potentials: Potentials, x: torch.Tensor, q: torch.Tensor,
     if potentials.coordinate_stiffness is not None:
         k = potentials.coordinate_stiffness.to(q.dtype).to(q.device)
         v = v + 0.5 * torch.einsum("...i,ij,...j->...", q, k, q)
+    if potentials.extra is not None:
+        v = v + potentials.extra.energy(q)
     return v
 
 
@@ -104,14 +109,16 @@ def point_gradient(potentials: Potentials, x: torch.Tensor, masses: torch.Tensor
 
 
 def coordinate_gradient(potentials: Potentials, q: torch.Tensor) -> torch.Tensor | float:
-    """dV/dq (k_q,) of the terms written in q (the barrier and the coordinates' stiffness), or 0.0
-    without them."""
+    """dV/dq (k_q,) of the terms written in q (the barrier, the coordinates' stiffness, the extra
+    term), or 0.0 without them."""
     gradient = 0.0
     if potentials.barrier:
         z = _latent_offset(potentials, q)
         gradient = potentials.barrier * (z if potentials.basis is None else potentials.basis.T @ z)
     if potentials.coordinate_stiffness is not None:
         gradient = gradient + potentials.coordinate_stiffness.to(q.dtype).to(q.device) @ q
+    if potentials.extra is not None:
+        gradient = gradient + potentials.extra.gradient(q)
     return gradient
 
 

@@ -42,6 +42,7 @@ from neurok_ros.geometry.rigid_alignment import apply_rigid
 from neurok_ros.geometry.vertex_driving import build_vertex_driver, drive_vertices_displacement
 from neurok_ros.simulation.action_binding import Bindings, bind_actions
 from neurok_ros.simulation.dense_output import interpolate_states
+from neurok_ros.simulation.free_body import CarriedMap, CarriedSpring, carried_map
 from neurok_ros.simulation.learned_map import LearnedMap, learned_kinematic_map
 from neurok_ros.simulation.output_decoding import DRIVER_NEIGHBOURS, decode_frames
 from neurok_ros.simulation.prediction import Prediction
@@ -49,6 +50,7 @@ from neurok_ros.simulation.settings import SimulationSettings, default_settings,
 from neurok_ros.simulation.snapping import nearest_sample_distance, surface_index
 from neurok_ros.simulation.surrogate import SOLVER_DEVICE, Surrogate, fit_surrogate, frame_error, refine_surrogate
 
+FREE_BODY_TIKHONOV = 1e-12  # relative regulariser of M with a free-body carrier (float64)
 MAX_RETIME = 10.0  # matched_sides retimes a side by at most this factor
 LOCATING_STEP = 1.0 / 60.0  # s, longest rk4 step of the surrogate solves that only locate the motion
 
@@ -206,8 +208,10 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
     free motion; settings: default_settings() when None; pinned_vertices: (n,) bool over the mesh's
     vertices, held in place like the pin boxes of the settings (e.g. a part segmentation);
     articulation: the object's parts and joints (neurok articulate): with joints, the rigid parts are
-    simulated in joint coordinates (simulation/articulated_chart.py). Raises ActionError for unusable
-    contacts or forces, NeurokInputError when the integration diverges.
+    simulated in joint coordinates (simulation/articulated_chart.py); without (a soft object, a cloth)
+    and with nothing pinned, the latent chart is carried by a free rigid body (simulation/free_body.py:
+    it falls at g, and its elastic restoring is measured in the carried frame). Raises ActionError for
+    unusable contacts or forces, NeurokInputError when the integration diverges.
     """
     if articulation is not None and articulation.joints:
         from neurok_ros.simulation.articulated_chart import predict_articulated
@@ -221,7 +225,10 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
         raise NeurokInputError(f"pinned_vertices must have shape ({len(instance.vertices)},), got "
                                f"{np.asarray(pinned_vertices).shape}")
     bindings = bind_actions(instance.vertices, instance.faces, conditions, settings, surface_index(instance))
+    carried = articulation is not None and not settings.pins and pinned_vertices is None
     chart, coordinates = resolved_chart(settings, instance.motion_offsets is not None)
+    if carried and settings.chart == "auto":  # the bank chart starts lids and doors; a body without joints
+        chart, coordinates = "subspace", settings.coordinates  # deforms in the active subspace
     learned = learned_kinematic_map(instance, settings.simulation_points, settings.mass, coordinates,
                                     settings.inertia_ratio, "fd", settings.seed, dtype, bindings.surface,
                                     pin_selector(settings, instance.vertices, instance.faces, pinned_vertices), chart,
@@ -231,6 +238,14 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
                                     settings.deformation_coordinates if settings.dynamics_map == "polynomial" else 0)
     kmap = learned.kmap
     device = kmap.masses.device
+    k = kmap.num_coords
+    if carried:
+        masses = kmap.masses.double().cpu().numpy()
+        centre = masses @ learned.rest_positions.double().cpu().numpy() / masses.sum()
+
+    def carry(inner: KinematicMap) -> KinematicMap:
+        return carried_map(inner, centre) if carried else inner
+
     contacts = (at_points([learned.num_samples + i for i in bindings.contact_index])
                 if bindings.contact_index else None)
     derivatives = resolve_derivatives(kmap, settings.derivatives)
@@ -251,8 +266,8 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
                  if settings.dynamics_map == "polynomial" else None)
     if one_sided:
         surrogate = kinked_surrogate(surrogate, learned)
-    velocity_map = surrogate.kmap if one_sided else kmap
-    q0 = torch.zeros(kmap.num_coords, dtype=dtype, device=velocity_map.masses.device)
+    velocity_map = carry(surrogate.kmap if one_sided else kmap)
+    q0 = torch.zeros(velocity_map.num_coords, dtype=dtype, device=velocity_map.masses.device)
     qdot0 = torch.zeros_like(q0)
     velocity_fit = None
     if moving:
@@ -268,21 +283,32 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
     q0_start, qdot0_start = q0, qdot0  # on velocity_map's device
     q0, qdot0 = q0.to(solver), qdot0.to(solver)
 
-    def solve(solver_map: KinematicMap, locating: bool = False) -> tuple:
-        start, rate = q0, qdot0
+    def solve(inner_map: KinematicMap, locating: bool = False) -> tuple:
+        start, rate, solver_map = q0, qdot0, carry(inner_map)
         if learned.num_deformation and locating:
             # a refit needs only where the mode goes, and the deformation coordinates share no kinetic
             # energy with it (without_mode): the locating solve leaves them and their 100 rad/s out
-            solver_map = root_kinematic_map(solver_map.analytic.root, solver_map.masses)
+            solver_map = root_kinematic_map(inner_map.analytic.root, inner_map.masses)
             start, rate = q0[:1], qdot0[:1]
+        elif locating and carried:  # where the shape goes, without the carrier
+            solver_map, start, rate = inner_map, q0[:k], qdot0[:k]
         with torch.no_grad():
-            rest = solver_map.positions(torch.zeros_like(start)).to(solver)
-        potentials = learned.potentials(settings.gravity, settings.stiffness, settings.barrier, rest,
-                                        settings.pin_stiffness)
-        if isinstance(solver_map.analytic, RootPlusLinearMap):  # their own elastic energy (root_plus_linear_map.py)
-            potentials.coordinate_stiffness = deformation_stiffness(solver_map.analytic.linear, solver_map.masses,
-                                                                    settings.deformation_stiffness)
-        system = LagrangianSystem(solver_map, potentials, damping=settings.damping, forces=forces)
+            rest = inner_map.positions(torch.zeros_like(q0[:k])).to(solver)
+        free_body = isinstance(solver_map.analytic, CarriedMap)
+        potentials = learned.potentials(settings.gravity, 0.0 if free_body else settings.stiffness, settings.barrier,
+                                        rest, settings.pin_stiffness)
+        if free_body and settings.stiffness:
+            potentials.extra = CarriedSpring(solver_map.analytic, settings.stiffness, rest)
+        if isinstance(inner_map.analytic, RootPlusLinearMap) and solver_map.num_coords >= k:
+            # the deformation coordinates' own elastic energy (root_plus_linear_map.py), none on the carrier
+            stiffness = deformation_stiffness(inner_map.analytic.linear, inner_map.masses,
+                                              settings.deformation_stiffness)
+            potentials.coordinate_stiffness = torch.nn.functional.pad(stiffness, (0, solver_map.num_coords - k,
+                                                                                  0, solver_map.num_coords - k))
+        # the carrier's inertia (kg) dwarfs the latent directions' (down to 1e-6 of it): a regulariser
+        # relative to the mean diagonal would swamp them
+        system = LagrangianSystem(solver_map, potentials, damping=settings.damping, forces=forces,
+                                  tikhonov=FREE_BODY_TIKHONOV if free_body else LagrangianSystem.tikhonov)
         if locating:  # only shows the refit where to sample: rk4, omega h <= 1 for the elastic spring
             spring = settings.stiffness + potentials.pin_stiffness  # 0 without pinned points
             step = min(LOCATING_STEP, 1.0 / math.sqrt(spring)) if spring else LOCATING_STEP
@@ -329,23 +355,29 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
     if surrogate is not None:
         surrogate_report = {"degree": surrogate.pmap.degree, "samples": int(len(surrogate.q)),
                             "fit_rms_m": surrogate.pmap.fit_rms, "fit_seconds": round(surrogate.seconds, 4),
-                            "frame_error": frame_error(kmap, surrogate.pmap, q_f, learned.num_samples)}
+                            "frame_error": frame_error(kmap, surrogate.pmap, q_f[:, :k], learned.num_samples)}
     simulated = time.perf_counter()
 
-    q_instance = learned.instance_coordinates(q_f)
+    q_in = q_f[:, :k]
+    q_instance = learned.instance_coordinates(q_in)
     with torch.no_grad():
-        latents = learned.latents(q_f.to(device))
+        latents = learned.latents(q_in.to(device))
     vertices, mode = _output_frames(instance, learned, latents, settings)
     if learned.num_deformation:  # the deformation coordinates' displacement, from the simulation points
         driver = build_vertex_driver(np.asarray(instance.vertices, dtype=np.float64),
                                      learned.rest_positions.cpu().numpy(), DRIVER_NEIGHBOURS)
-        shift = torch.einsum("tr,rnd->tnd", q_f[:, 1:].cpu(), learned.deformation_field.cpu())
+        shift = torch.einsum("tr,rnd->tnd", q_in[:, 1:].cpu(), learned.deformation_field.cpu())
         vertices = vertices + drive_vertices_displacement(driver, np.zeros_like(instance.vertices),
                                                           shift.numpy()).astype(np.float32)
+    if carried:  # the carrier's rigid motion of the whole
+        rotation, translation = system.kmap.analytic.rigid_motion(q_f)
+        vertices = (np.einsum("tij,tnj->tni", rotation, vertices) + translation[:, None]).astype(np.float32)
+        q_instance = torch.cat([q_instance.to(q_f.dtype), q_f[:, k:].to(q_instance.device)], dim=1)
     decoded = time.perf_counter()
     seconds = {"encode": instance.seconds, "simulate": simulated - started, "decode": decoded - simulated}
     summary = _summary(instance, learned, settings, trajectory, energy, residual, velocity_fit, bindings, derivatives,
                        mode, interpolate, q_f, x_f, surrogate_report, seconds)
+    summary["free_body"] = carried
     return Prediction(vertices=vertices, faces=np.asarray(instance.faces), times=frames,
                       q=q_instance.cpu().numpy(), energy=energy, work=np.asarray(work),
                       dissipated=np.asarray(dissipated), points=x_f.float().cpu().numpy(),

@@ -103,6 +103,18 @@ def test_single_surface_laptop_keeps_its_hinge(model):
     assert row["type"] and row["axis_deg"] < 15, row
 
 
+def test_a_flat_cloth_is_cloth_with_no_joints(model):
+    """One open thin sheet folds anywhere: the readout gives it no rigid parts, and `neurok simulate`
+    then carries it as a free body (it falls, docs/physics.md section 6)."""
+    xs = np.linspace(-0.25, 0.25, 16)
+    X, Y = np.meshgrid(xs, xs)
+    vertices = np.stack([X.ravel(), Y.ravel(), np.full(X.size, 0.5)], 1)
+    a = (np.arange(15)[:, None] * 16 + np.arange(15)[None]).ravel()
+    faces = np.concatenate([np.stack([a, a + 1, a + 16], 1), np.stack([a + 1, a + 17, a + 16], 1)])
+    readout = articulate(model, vertices, faces)
+    assert readout.kind == "cloth" and not readout.joints and readout.num_parts == 1
+
+
 def test_welding_joins_seams_but_not_touching_closed_parts():
     instance, vertices, _ = laptop()
     pieces = vertex_pieces(instance.faces, instance.num_vertices)

@@ -17,7 +17,8 @@
    to it (manufactured objects hinge and slide along their own edges).
 5. Contact limits: where the moving part first runs into the rest of the object, its limit that
    way is set there (contact_limits: a lid stops on its base, a drawer at the cabinet's back).
-6. Kind: "articulated" with joints; otherwise "cloth" for a thin open sheet, "soft" for the rest.
+6. Kind: one open thin sheet is "cloth" and gets no joints (it folds anywhere); otherwise
+   "articulated" with joints, "cloth" for a thin sheet without, "soft" for the rest.
 """
 from __future__ import annotations
 
@@ -100,6 +101,8 @@ def read_articulation(instance, config: ReadoutConfig = ReadoutConfig(), head=No
               for child in range(1, labels.max() + 1)]
     if joints and config.snap_degrees > 0:
         joints = [snap_axis(joint, V, labels, config.snap_degrees) for joint in joints]
+    if is_cloth(V, F, evidence.pieces, config.thin_sheet):
+        labels, joints = np.zeros_like(labels), []  # a sheet folds anywhere: no rigid parts to read
     kind = "articulated" if joints else ("cloth" if is_thin_sheet(V, config.thin_sheet) else "soft")
     articulation = Articulation(labels, joints, kind)
     if joints:
@@ -425,6 +428,15 @@ def snap_axis(joint: Joint, vertices: np.ndarray, labels: np.ndarray, degrees: f
     axis = candidates[best] * np.sign(candidates[best] @ joint.axis)
     return Joint(joint.name, joint.type, axis, joint.origin, joint.lower, joint.upper, joint.parent,
                  joint.child, joint.confidence)
+
+
+def is_cloth(vertices: np.ndarray, faces: np.ndarray, pieces: np.ndarray, ratio: float) -> bool:
+    """Whether the mesh is one open, thin sheet (one welded piece, not closed, thin_sheet-thin): a
+    cloth, a towel laid out, paper."""
+    from neurok_ros.geometry.mass_properties import is_closed
+
+    return (len(np.unique(pieces)) == 1 and is_thin_sheet(vertices, ratio)
+            and not is_closed(vertices, faces))
 
 
 def is_thin_sheet(vertices: np.ndarray, ratio: float) -> bool:

@@ -163,10 +163,11 @@ def _cloth(size: float = 0.5, count: int = 16):
     return V, F
 
 
-def test_a_free_cloth_falls_at_g_and_a_pinned_one_does_not():
+def test_a_free_cloth_falls_at_g_and_one_pinned_by_an_edge_drapes():
     """An object without joints is carried by a free rigid body: a 0.5 m cloth under gravity falls with
-    its centre of mass within 1% of 1/2 g t^2 (the elastic restoring, measured in the carried frame,
-    holds nothing back); pinned, the carrier is off and the pins hold it."""
+    its centre of mass within 1% of 1/2 g t^2 (the shape-matching elastic energy holds nothing back);
+    pinned along one edge by a thin box, it swings down about that edge (its lowest point falls at
+    least 30% of its size in 1 s) without blowing up, the pinned edge staying near its place."""
     V, F = _cloth()
     instance = encode_mesh(load_default_model()[0], V, F)
     cloth = Articulation(np.zeros(len(V), np.int64), [], "cloth")
@@ -179,9 +180,11 @@ def test_a_free_cloth_falls_at_g_and_a_pinned_one_does_not():
     np.testing.assert_allclose(fall.q[1:, -4], -expected, rtol=0.01)  # the carrier's z slide, the last 6 of q
     edge = V[:, 1] > 0.24
     box = {"lower": tuple(V[edge].min(0) - 1e-3), "upper": tuple(V[edge].max(0) + 1e-3)}
-    held = predict_motion(instance, None, _fast(duration=0.5, fps=20.0, gravity=(0.0, 0.0, -9.81), pins=[box]),
-                          articulation=cloth)
-    assert not held.summary["free_body"] and np.abs(held.vertices[-1, edge] - V[edge]).max() < 0.02
+    drape = predict_motion(instance, None, settings_from(duration=1.0, fps=20.0, gravity=(0.0, 0.0, -9.81),
+                                                         pins=[box]), articulation=cloth)
+    assert drape.summary["pinned_points"] >= 4 and drape.summary["energy_drift"] < 0.01
+    assert (V[:, 2].min() - drape.vertices[:, :, 2].min(1)).max() >= 0.3 * 0.5
+    assert np.abs(drape.vertices[:, edge] - V[edge]).max() < 0.1 and np.abs(drape.vertices).max() < 1.0
 
 
 def test_a_held_base_keeps_its_place_in_the_output_frames(laptop):

@@ -125,10 +125,10 @@ def action_drive(settings: SimulationSettings, conditions, bindings: Bindings):
 
 def pin_selector(settings: SimulationSettings, vertices, faces, pinned_vertices=None):
     """samples -> (count,) bool: the surface samples held in place: those inside a pin box of the
-    settings and those on a face whose three vertices are all in pinned_vertices ((n,) bool); a box
-    (or mask) that catches no sample holds the sample nearest each of its vertices instead, so a box
-    around a single vertex still holds the surface there. None when nothing is pinned. ActionError
-    for a pin box that holds no vertex of the mesh."""
+    settings and those on a face whose three vertices are all in pinned_vertices ((n,) bool); and
+    each held vertex farther than a sample spacing from every held sample holds its nearest sample,
+    so a thin box along an edge, or a box around a single vertex, holds the surface all along it.
+    None when nothing is pinned. ActionError for a pin box that holds no vertex of the mesh."""
     if not settings.pins and pinned_vertices is None:
         return None
     vertices = np.asarray(vertices, dtype=np.float64)
@@ -146,15 +146,21 @@ def pin_selector(settings: SimulationSettings, vertices, faces, pinned_vertices=
         from scipy.spatial import cKDTree
 
         tree = cKDTree(samples.points)
+        area = 0.5 * np.linalg.norm(np.cross(vertices[faces[:, 1]] - vertices[faces[:, 0]],
+                                             vertices[faces[:, 2]] - vertices[faces[:, 0]]), axis=1).sum()
+        spacing = np.sqrt(area / max(len(samples.points), 1))  # m, between neighbouring samples
         held = np.zeros(len(samples.points), dtype=bool)
         catches = [(box.contains(samples.points), own) for box, own in boxes]
         if mask is not None and mask.any():
             catches.append((mask[faces[samples.face_ids]].all(axis=1), vertices[mask]))
         for caught, own in catches:
-            if not caught.any():
-                caught = np.zeros_like(held)
-                caught[tree.query(own)[1]] = True
             held |= caught
+            # a held vertex with no held sample within a sample spacing holds its nearest sample
+            if caught.any():
+                far = cKDTree(samples.points[caught]).query(own)[0] > spacing
+            else:
+                far = np.ones(len(own), dtype=bool)
+            held[tree.query(own[far])[1]] = True
         return held
 
     return select
@@ -225,7 +231,7 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
         raise NeurokInputError(f"pinned_vertices must have shape ({len(instance.vertices)},), got "
                                f"{np.asarray(pinned_vertices).shape}")
     bindings = bind_actions(instance.vertices, instance.faces, conditions, settings, surface_index(instance))
-    carried = articulation is not None and not settings.pins and pinned_vertices is None
+    carried = articulation is not None
     chart, coordinates = resolved_chart(settings, instance.motion_offsets is not None)
     if carried and settings.chart == "auto":  # the bank chart starts lids and doors; a body without joints
         chart, coordinates = "subspace", settings.coordinates  # deforms in the active subspace

@@ -5,7 +5,7 @@
 x_in is the latent chart's map (learned_map, or its polynomial surrogate) and s six rigid
 coordinates: slides along x, y, z, then turns about z, y, x through c0, the simulation points'
 centre of mass at rest (dynamics/joint_tree.with_free_base, singular only at 90 degrees of the
-middle turn). A soft object or a cloth with nothing pinned therefore falls at g and turns as a
+middle turn). A soft object or a cloth therefore falls at g (pins are springs on held points) and turns as a
 whole when pushed off its centre. Derivatives are exact given the inner map's: J = [R J_in | J_s],
 d2x[qdot, qdot] = R a_in + 2 w x (R J_in qdot_in) + the rigid body's own bias.
 

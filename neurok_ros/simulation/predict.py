@@ -214,10 +214,11 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
     free motion; settings: default_settings() when None; pinned_vertices: (n,) bool over the mesh's
     vertices, held in place like the pin boxes of the settings (e.g. a part segmentation);
     articulation: the object's parts and joints (neurok articulate): with joints, the rigid parts are
-    simulated in joint coordinates (simulation/articulated_chart.py); without (a soft object, a cloth)
-    and with nothing pinned, the latent chart is carried by a free rigid body (simulation/free_body.py:
-    it falls at g, and its elastic restoring is measured in the carried frame). Raises ActionError for
-    unusable contacts or forces, NeurokInputError when the integration diverges.
+    simulated in joint coordinates (simulation/articulated_chart.py); without (a soft object, a cloth),
+    the latent chart is carried by a free rigid body (simulation/free_body.py: it falls at g, its
+    elastic restoring is a shape-matching energy, pins are springs on held points); None: the latent
+    chart alone, as before there were readouts. Raises ActionError for unusable contacts or forces,
+    NeurokInputError when the integration diverges.
     """
     if articulation is not None and articulation.joints:
         from neurok_ros.simulation.articulated_chart import predict_articulated

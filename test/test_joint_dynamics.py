@@ -210,3 +210,20 @@ def test_restitution_and_friction_act_at_the_joint():
     slides = predict_articulated(V, F, articulation, None, settings_from(gravity, joint_friction=0.05))
     free = predict_articulated(V, F, articulation, None, settings_from(gravity, joint_friction=0.0))
     assert 0 < slides.q[3, 0] < free.q[3, 0]
+
+
+def test_the_push_check_passes_the_true_joints_and_fails_a_wrong_axis():
+    """evaluation/push_checks.py, the through-the-readout check of docs/physics.md: with the object's
+    own parts and joints a push is right; with the hinge axis turned 30 degrees it is not."""
+    from neurok_ros.articulation.articulation import Joint
+    from neurok_ros.articulation.evaluation import TrueJoint
+    from neurok_ros.evaluation.push_checks import push_check
+
+    V, F, articulation, _ = laptop(60.0)
+    hinge = articulation.joints[0]
+    truth = TrueJoint(hinge.name, hinge.type, hinge.axis, hinge.origin, articulation.labels == 1, -1.0)
+    assert push_check(articulation, truth, V, F, truth.room)["push_success"]
+    tilted = np.array([np.cos(np.radians(30)), np.sin(np.radians(30)), 0.0])
+    articulation.joints = [Joint(hinge.name, "revolute", tilted, hinge.origin, hinge.lower, hinge.upper, 0, 1, 1.0)]
+    row = push_check(articulation, truth, V, F, truth.room)
+    assert not row["push_success"] and row["push_axis_deg"] > 15

@@ -44,11 +44,9 @@ def push_velocity(truth, vertices: np.ndarray, direction: float) -> tuple[np.nda
 
 def rigid_motion(rest: np.ndarray, moved: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """R (3, 3), t (3,) of the best rigid motion rest -> moved (n, 3) each, and its largest residual."""
-    a, b = rest.mean(0), moved.mean(0)
-    u, _, vt = np.linalg.svd((rest - a).T @ (moved - b))
-    d = np.sign(np.linalg.det(u @ vt))
-    R = (u @ np.diag([1.0, 1.0, d]) @ vt).T
-    t = b - R @ a
+    from neurok_ros.articulation.rigid_segmentation import kabsch
+
+    R, t = kabsch(rest, moved)
     return R, t, float(np.linalg.norm(rest @ R.T + t - moved, axis=1).max())
 
 

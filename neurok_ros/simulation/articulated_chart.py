@@ -28,11 +28,11 @@ from neurok_ros.dynamics.contacts import at_points
 from neurok_ros.dynamics.external_forces import PushForce, drag_from_conditions
 from neurok_ros.dynamics.joint_dynamics import JointForce, JointSystem, initial_velocity, integrate
 from neurok_ros.dynamics.joint_tree import PRISMATIC, REVOLUTE, JointTree, body_states, point_motion, with_free_base
-from neurok_ros.errors import ActionError, NeurokInputError
+from neurok_ros.errors import NeurokInputError
 from neurok_ros.geometry.mass_properties import equivalent_points, mass_properties
 from neurok_ros.simulation.action_binding import bind_actions
 from neurok_ros.simulation.prediction import Prediction
-from neurok_ros.simulation.settings import SimulationSettings, default_settings
+from neurok_ros.simulation.settings import SimulationSettings, default_settings, pinned_by_boxes
 from neurok_ros.simulation.surface_index import SurfaceIndex
 
 
@@ -83,10 +83,7 @@ def _held_parts(vertices: np.ndarray, labels: np.ndarray, settings: SimulationSe
                 pinned_vertices: Optional[np.ndarray]) -> set:
     """Labels of the parts that a pin box (or pinned_vertices) holds; ActionError for a box holding no vertex."""
     held = set()
-    for i, box in enumerate(settings.pins):
-        inside = box.contains(vertices)
-        if not inside.any():
-            raise ActionError(f"pin box {i} {list(box.lower)} - {list(box.upper)} holds no vertex of the mesh")
+    for inside in pinned_by_boxes(settings, vertices):
         held |= set(np.unique(labels[inside]).tolist())
     if pinned_vertices is not None:
         held |= set(np.unique(labels[np.asarray(pinned_vertices, dtype=bool)]).tolist())

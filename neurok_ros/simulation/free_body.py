@@ -27,6 +27,7 @@ import torch
 
 from neurok_ros.dynamics.joint_tree import JointTree, body_states, point_jacobian, with_free_base
 from neurok_ros.dynamics.kinematic_map import KinematicMap, expand, positions_and_velocities
+from neurok_ros.geometry.rigid_alignment import rotation_from_covariance
 
 RIGID = 6  # rigid coordinates after the inner ones
 ROOT = 6  # the carried body in the free-base tree
@@ -118,11 +119,7 @@ def shape_matching(x: torch.Tensor, rest: torch.Tensor, weights: torch.Tensor) -
     c_x = torch.einsum("n,...nd->...d", w, x)
     c_rest = w @ rest
     a, b = x - c_x[..., None, :], rest - c_rest
-    u, _, vh = torch.linalg.svd(torch.einsum("n,...ni,nj->...ij", w, a, b))
-    d = torch.sign(torch.linalg.det(u @ vh))
-    flip = torch.ones_like(u[..., 0, :])
-    flip[..., -1] = d
-    rotation = (u * flip[..., None, :] @ vh).transpose(-1, -2)  # rest ~ R* (x - c_x) + c_rest
+    rotation = rotation_from_covariance(torch.einsum("n,...ni,nj->...ij", w, a, b))  # rest ~ R* (x - c_x) + c_rest
     return a @ rotation.transpose(-1, -2) + c_rest - rest, rotation
 
 

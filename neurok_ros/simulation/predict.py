@@ -37,7 +37,7 @@ from neurok_ros.dynamics.root_plus_linear_map import (
     without_mode,
 )
 from neurok_ros.dynamics.root_polynomial_map import rescale_negative, root_kinematic_map, side_speeds
-from neurok_ros.errors import ActionError, NeurokInputError
+from neurok_ros.errors import NeurokInputError
 from neurok_ros.geometry.rigid_alignment import apply_rigid
 from neurok_ros.geometry.vertex_driving import build_vertex_driver, drive_vertices_displacement
 from neurok_ros.simulation.action_binding import Bindings, bind_actions
@@ -46,7 +46,7 @@ from neurok_ros.simulation.free_body import CarriedMap, CarriedSpring, carried_m
 from neurok_ros.simulation.learned_map import LearnedMap, learned_kinematic_map
 from neurok_ros.simulation.output_decoding import DRIVER_NEIGHBOURS, decode_frames
 from neurok_ros.simulation.prediction import Prediction
-from neurok_ros.simulation.settings import SimulationSettings, default_settings, resolved_chart
+from neurok_ros.simulation.settings import SimulationSettings, default_settings, pinned_by_boxes, resolved_chart
 from neurok_ros.simulation.snapping import nearest_sample_distance, surface_index
 from neurok_ros.simulation.surrogate import SOLVER_DEVICE, Surrogate, fit_surrogate, frame_error, refine_surrogate
 
@@ -134,13 +134,7 @@ def pin_selector(settings: SimulationSettings, vertices, faces, pinned_vertices=
     vertices = np.asarray(vertices, dtype=np.float64)
     faces = np.asarray(faces, dtype=np.int64)
     mask = None if pinned_vertices is None else np.asarray(pinned_vertices, dtype=bool).reshape(-1)
-    boxes = []
-    for i, box in enumerate(settings.pins):
-        inside = box.contains(vertices)
-        if not inside.any():
-            raise ActionError(f"pin box {i} {list(map(float, box.lower))} - {list(map(float, box.upper))} holds no "
-                              f"vertex of the mesh")
-        boxes.append((box, vertices[inside]))
+    boxes = [(box, vertices[inside]) for box, inside in zip(settings.pins, pinned_by_boxes(settings, vertices))]
 
     def select(samples) -> np.ndarray:
         from scipy.spatial import cKDTree

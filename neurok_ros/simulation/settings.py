@@ -262,6 +262,19 @@ def _number_rows(values: Sequence[Sequence[float]], width: int, option: str, lay
     return rows
 
 
+def pinned_by_boxes(settings: SimulationSettings, vertices: np.ndarray) -> list[np.ndarray]:
+    """(n,) bool per pin box of the settings: the mesh vertices (n, 3) it holds; ActionError for a box
+    that holds none (a pin must hold something, never silently nothing)."""
+    held = []
+    for i, box in enumerate(settings.pins):
+        inside = box.contains(np.asarray(vertices, dtype=np.float64))
+        if not inside.any():
+            raise ActionError(f"pin box {i} {[float(v) for v in box.lower]} - {[float(v) for v in box.upper]} "
+                              f"holds no vertex of the mesh")
+        held.append(inside)
+    return held
+
+
 def pin_boxes(values: Sequence[Sequence[float]]) -> tuple:
     """PinBox tuple from rows X0 Y0 Z0 X1 Y1 Z1 (command line --pin-box)."""
     return tuple(PinBox(tuple(row[:3]), tuple(row[3:])).validate()

@@ -13,13 +13,6 @@ from neurok_ros.dynamics.lagrangian import LagrangianSystem, state_derivative
 from neurok_ros.dynamics.polynomial_map import fit_polynomial_map, polynomial_kinematic_map
 from neurok_ros.dynamics.polynomial_rhs import numpy_state_derivative
 from neurok_ros.dynamics.potentials import Potentials
-from neurok_ros.dynamics.root_plus_linear_map import (
-    RootPlusLinearMap,
-    deformation_stiffness,
-    root_plus_linear_kinematic_map,
-    without_mode,
-)
-from neurok_ros.dynamics.root_polynomial_map import fit_root_polynomial_map, root_kinematic_map
 from neurok_ros.simulation.surrogate import ball_samples
 
 DT = torch.float64
@@ -125,65 +118,3 @@ def test_motion_is_the_same_with_either_right_hand_side():
     torch.testing.assert_close(ours.q, theirs.q, rtol=1e-6, atol=1e-7)
     torch.testing.assert_close(ours.work, theirs.work, rtol=1e-6, atol=1e-8)
     assert ours.energy_drift() < 1e-5
-
-
-def _root_system(deformation: int, forces=()) -> LagrangianSystem:
-    """A root map fitted on both sides of a kinked curve of 7 points (odd powers of w included), with
-    `deformation` linear coordinates beside it made M-orthogonal to the mode, their own stiffness,
-    gravity and the elastic term."""
-    gen = torch.Generator().manual_seed(5)
-    rest = torch.randn(N, 3, generator=gen, dtype=DT) * 0.2
-    sides = torch.randn(2, 3, N * 3, generator=gen, dtype=DT) * 0.05
-    q = torch.cat([torch.zeros(1, dtype=DT), torch.linspace(0.05, 2.0, 20, dtype=DT),
-                   -torch.linspace(0.05, 2.0, 20, dtype=DT)])[:, None]
-    w = (q.abs() / 2.0).sqrt()
-    coefficients = torch.where(q[:, :, None] > 0, sides[0], sides[1])  # (S, 3, 3n)
-    x = rest.reshape(-1) + torch.einsum("sj,sjp->sp", torch.cat([w ** 2, w ** 3, w ** 4], 1), coefficients)
-    rmap = fit_root_polynomial_map(q, x.reshape(-1, N, 3), 6, 2.0)
-    masses = torch.linspace(0.5, 1.5, N, dtype=DT)
-    if not deformation:
-        kmap = root_kinematic_map(rmap, masses)
-        stiffness = None
-    else:
-        hmap = without_mode(RootPlusLinearMap(rmap, torch.randn(N * 3, deformation, generator=gen, dtype=DT) * 0.01),
-                            masses)
-        kmap = root_plus_linear_kinematic_map(hmap, masses)
-        stiffness = deformation_stiffness(hmap.linear, masses, 400.0)
-    potentials = Potentials(gravity=(0.0, 0.0, -9.81), stiffness=30.0,
-                            rest_positions=rmap.positions(torch.zeros(1, dtype=DT)),
-                            coordinate_stiffness=stiffness)
-    return LagrangianSystem(kmap, potentials, forces=forces)
-
-
-@pytest.mark.parametrize("deformation", [0, 2])
-def test_numpy_right_hand_side_of_a_root_map_equals_the_torch_one(deformation):
-    """On both sides of the kink and on it, moving either way (the side qdot moves into)."""
-    system = _root_system(deformation, forces=_forces()[1:])
-    fast = numpy_state_derivative(system)
-    assert fast is not None
-    k = 1 + deformation
-    rng = np.random.default_rng(2)
-    for q0, qdot0 in ((0.7, 0.3), (-0.4, 0.5), (0.0, 0.8), (0.0, -0.8)):
-        y = np.concatenate([[q0], rng.normal(scale=0.3, size=deformation), [qdot0],
-                            rng.normal(size=deformation), [0.0, 0.0]])
-        for t_mid in (0.1, 0.4):
-            expected = state_derivative(system, t_mid)(t_mid + 0.03, torch.as_tensor(y)).numpy()
-            got = fast(t_mid + 0.03, t_mid, y)
-            assert got.shape == expected.shape == (2 * k + 2,)
-            np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-10 * np.abs(expected).max())
-
-
-def test_deformation_coordinates_share_no_kinetic_energy_with_the_mode():
-    """without_mode: J_0^T M L = 0 wherever the mode is, on both sides, and L^T M L = m_0 I."""
-    system = _root_system(3)
-    hmap, masses = system.kmap.analytic, system.kmap.masses
-    weights = masses.repeat_interleave(3)
-    for q0 in (-1.5, -0.01, 0.0, 0.02, 1.2):
-        for qdot0 in (1.0, -1.0):
-            q = torch.tensor([q0, 0.3, -0.2, 0.1], dtype=DT)
-            _, jac, _ = hmap.expand(q, torch.tensor([qdot0, 0.0, 0.0, 0.0], dtype=DT))
-            mass = jac.T @ (weights[:, None] * jac)
-            assert float(mass[0, 1:].abs().max()) < 1e-12 * float(mass[0, 0])
-    gram = hmap.linear.T @ (weights[:, None] * hmap.linear)
-    mode = float((weights * hmap.root.positive[0] ** 2).sum()) / hmap.scale ** 2
-    torch.testing.assert_close(gram, mode * torch.eye(3, dtype=DT), rtol=1e-9, atol=1e-12 * mode)

@@ -1,9 +1,8 @@
 """`neurok simulate` cost on a 10k-vertex mesh, 2 s at 30 fps, a push on the lid: the readout (once per
 mesh) and the joints chart, the default for an object with joints; then the learned latent chart
-(`--articulation none`): encode + simulate + decode in its default (the bank chart's one mode and
-its deformation coordinates) and in the subspace chart, there with the solver on the polynomial
-surrogate and on the decoder itself (at rtol 1e-4, the tolerance that chart was tuned at: the
-decoder map takes 4x as long at the default 1e-5); and how far apart those two motions end up."""
+(`--articulation none`, a free soft body): encode + simulate + decode with the solver on the
+polynomial surrogate (the default) and on the decoder itself (at rtol 1e-4: the decoder map takes
+4x as long at the default 1e-5); and how far apart those two motions end up."""
 from __future__ import annotations
 
 import tempfile
@@ -43,14 +42,12 @@ def benchmark_simulation(repeats: int = 3) -> tuple[list[Measurement], str]:
     rows = [readout_row,
             measure(f"simulate + output, {len(V)} vertices, 2 s at 30 fps, push, joints chart (default for an "
                     f"object with joints)", joints, repeats=repeats),
-            measure(f"{name}, latent chart (bank chart, one mode and 4 deformation coordinates)",
-                    lambda: run("bank"), repeats=repeats),
-            measure(f"{name}, subspace chart (--chart subspace), polynomial map, rtol 1e-4",
-                    lambda: run("polynomial", chart="subspace", dynamics_map="polynomial", rtol=1e-4),
+            measure(f"{name}, latent chart (--articulation none), polynomial map", lambda: run("latent"),
                     repeats=repeats),
-            measure(f"{name}, subspace chart, decoder map, rtol 1e-4",
-                    lambda: run("decoder", chart="subspace", dynamics_map="decoder", rtol=1e-4), repeats=1,
-                    warmup=0)]
+            measure(f"{name}, latent chart, polynomial map, rtol 1e-4",
+                    lambda: run("polynomial", dynamics_map="polynomial", rtol=1e-4), repeats=repeats),
+            measure(f"{name}, latent chart, decoder map, rtol 1e-4",
+                    lambda: run("decoder", dynamics_map="decoder", rtol=1e-4), repeats=1, warmup=0)]
     fast, exact = results["polynomial"], results["decoder"]
     samples = fast.summary["simulation_points"]
     gap = np.linalg.norm(fast.points[:, :samples] - exact.points[:, :samples], axis=-1)
@@ -61,7 +58,7 @@ def benchmark_simulation(repeats: int = 3) -> tuple[list[Measurement], str]:
     joint_run = results["joints"].summary
     note = (f"Joints chart: {len(joint_run['joints'])} joint(s) read, stages {joint_run['seconds']} s, "
             f"{joint_run['steps']} RK4 steps, energy drift {joint_run['energy_drift']:.1e}. "
-            f"Stages of the last subspace-chart polynomial run (s): {parts}; right-hand sides: "
+            f"Stages of the last latent-chart polynomial run (s): {parts}; right-hand sides: "
             f"{fast.summary['rhs_evaluations']} (polynomial, final solve) and {exact.summary['rhs_evaluations']} "
             f"(decoder). Surrogate error along its own trajectory: RMS "
             f"{fast.summary['surrogate']['frame_error']['rms_m'] * 1e3:.2f} mm, max "
@@ -69,7 +66,7 @@ def benchmark_simulation(repeats: int = 3) -> tuple[list[Measurement], str]:
             f"of the simulation points (RMS over points): {rms_gap[:half].max() * 1e3:.1f} mm at most over the "
             f"first second, {rms_gap.max() * 1e3:.1f} mm over 2 s, for displacements up to "
             f"{moved.max() * 1e3:.0f} mm (RMS {np.sqrt((moved ** 2).mean()) * 1e3:.1f} mm). Latent chart: "
-            f"energy drift {results['bank'].summary['energy_drift'] * 100:.2f}%, contact residual "
-            f"{results['bank'].summary['contact_velocity_residual']:.1e} of the requested speed, "
-            f"{results['bank'].summary['rhs_evaluations']} right-hand sides (docs/physics.md).")
+            f"energy drift {results['latent'].summary['energy_drift'] * 100:.2f}%, contact residual "
+            f"{results['latent'].summary['contact_velocity_residual']:.1e} of the requested speed, "
+            f"{results['latent'].summary['rhs_evaluations']} right-hand sides (docs/physics.md).")
     return rows, note

@@ -6,7 +6,8 @@
 traj.npz: vertices (T, n, 3) float32 in MESH's frame, units and vertex order; faces (m, 3); times
 (T,) s with T = round(duration * fps) + 1 (t = 0 included); q (T, k) the simulated coordinates (an
 object with joints: its joint values, rad or m from the input pose, in the readout's joint order;
-otherwise the latent chart's: the bank mode, then the deformation coordinates); energy (T, 3) J:
+otherwise the latent chart's: the instance's latent coordinates, then the six rigid coordinates of
+the free body that carries them); energy (T, 3) J:
 kinetic, potential, total. Defaults: config/simulation.yaml.
 """
 from __future__ import annotations
@@ -16,14 +17,13 @@ from neurok_ros.strict_json import json_line
 
 def register(subparsers) -> None:
     from neurok_ros.cli.model_options import add_model_options
-    from neurok_ros.simulation.settings import CHARTS
 
     parser = subparsers.add_parser(
         "simulate", help="simulate a mesh's motion (rigid parts in joint coordinates, or the learned latent "
                          "space) and write traj.npz",
         description="Simulate MESH from rest under gravity and contact actions: an object with joints (its "
                     "readout, see --articulation) as rigid parts in its joint coordinates, any other in the "
-                    "learned latent space with its elastic restoring. Positions are in MESH's frame, taken as "
+                    "learned latent space, a free body with its strain energy. Positions are in MESH's frame, taken as "
                     "metres; unset options come from config/simulation.yaml.")
     parser.add_argument("mesh", help="mesh file (ply, obj, stl, off, glb)")
     parser.add_argument("--contact", nargs=3, type=float, action="append", metavar=("X", "Y", "Z"),
@@ -45,8 +45,9 @@ def register(subparsers) -> None:
     parser.add_argument("--pin-stiffness", type=float, help="k_pin of the pin boxes, 1/s^2 (per kg)")
     parser.add_argument("--articulation", default="auto", metavar="auto|none|FILE",
                         help="auto (default): read the parts and joints (neurok articulate) and, when there are "
-                             "joints, simulate the rigid parts in joint coordinates; none: the learned latent "
-                             "chart; FILE: a readout saved by `neurok articulate --out`")
+                             "joints, simulate the rigid parts in joint coordinates; none: no readout, the "
+                             "learned latent chart (a free soft body); FILE: a readout saved by "
+                             "`neurok articulate --out`")
     parser.add_argument("--free-base", action="store_true", default=None,
                         help="articulated objects: let the root part float as a free rigid body (default: "
                              "anchored to the world, the URDF convention)")
@@ -54,7 +55,10 @@ def register(subparsers) -> None:
     parser.add_argument("--joint-friction", type=float, help="Coulomb friction of every joint, N m or N")
     parser.add_argument("--restitution", type=float, help="of the joint limits, 0 (stop) to 1 (bounce)")
     parser.add_argument("--gravity", nargs=3, type=float, metavar=("GX", "GY", "GZ"), help="m/s^2")
-    parser.add_argument("--stiffness", type=float, help="elastic restoring k_s, 1/s^2")
+    parser.add_argument("--stiffness", type=float,
+                        help="strain energy k_s of an object without joints (zero for rigid motions), 1/s^2")
+    parser.add_argument("--anchor-stiffness", type=float,
+                        help="spring k_a pulling every point back toward the input pose, 1/s^2 (default 0: none)")
     parser.add_argument("--damping", type=float, help="mass-proportional damping c, 1/s")
     parser.add_argument("--mass", type=float, help="object mass, kg")
     parser.add_argument("--barrier", type=float, help="prior barrier k_p, J per unit z^2")
@@ -65,16 +69,7 @@ def register(subparsers) -> None:
     parser.add_argument("--dynamics-map", choices=("polynomial", "decoder"),
                         help="what the solver differentiates: a polynomial fitted to the decoder (default, "
                              "fast) or the attention decoder itself (docs/physics.md compares them)")
-    parser.add_argument("--chart", choices=CHARTS,
-                        help="simulated coordinates: auto (default: the bank chart's one mode with its "
-                             "deformation coordinates when the checkpoint has a posterior bank, else the "
-                             "subspace), the active subspace, or the power chart through the posterior "
-                             "bank's motions (docs/physics.md)")
-    parser.add_argument("--coordinates", type=int, help="at most this many simulated directions (or bank modes)")
-    parser.add_argument("--deformation-coordinates", type=int,
-                        help="with --chart bank --coordinates 1: this many stiff deformation coordinates beside "
-                             "the mode, which take up what it cannot follow of a contact velocity")
-    parser.add_argument("--deformation-stiffness", type=float, help="k_e of the deformation coordinates, 1/s^2")
+    parser.add_argument("--coordinates", type=int, help="at most this many simulated latent directions")
     parser.add_argument("--points", type=int, dest="simulation_points", help="simulation points")
     parser.add_argument("--config", help="settings YAML replacing config/simulation.yaml")
     parser.add_argument("--out", required=True, help="trajectory .npz")
@@ -154,10 +149,8 @@ def run(args) -> int:
     settings = settings_from({
         "gravity": args.gravity, "stiffness": args.stiffness, "damping": args.damping, "mass": args.mass,
         "barrier": args.barrier, "duration": args.duration, "fps": args.fps, "method": args.method,
-        "step_size": args.step_size, "dynamics_map": args.dynamics_map, "chart": args.chart,
-        "coordinates": args.coordinates, "deformation_coordinates": args.deformation_coordinates,
-        "deformation_stiffness": args.deformation_stiffness,
-        "simulation_points": args.simulation_points,
+        "step_size": args.step_size, "dynamics_map": args.dynamics_map, "coordinates": args.coordinates,
+        "anchor_stiffness": args.anchor_stiffness, "simulation_points": args.simulation_points,
         "pushes": push_specs(args.force) if args.force else None,
         "pins": pin_boxes(args.pin_box) if args.pin_box else None, "pin_stiffness": args.pin_stiffness,
         "free_base": args.free_base, "joint_damping": args.joint_damping, "joint_friction": args.joint_friction,

@@ -14,16 +14,6 @@ the requested times.
 
     y = dormand_prince(f, y0, t, rtol=1e-4, atol=1e-6)   # (T, d) float64 at the times t (T,)
     # f(t: float, y: (d,) float64 ndarray) -> (d,) ndarray
-
-`kink`: a component across whose zero f is not smooth (a one-mode bank chart's q: the map's slope
-changes direction there). A step that would carry it across zero is redone to end at the crossing:
-first where the dense output puts it, then by Newton steps on the component (its slope is the
-step's last stage), kept inside the bracket of step lengths that stay and that cross, until the
-component is within LANDED error tolerances of zero, on the near side. It is then set to exactly 0
-(f takes the side the velocity moves into; `snap` may change the state there, e.g. to rest on the
-kink: integrate.kink_rest) and the integration restarts: every step sees a smooth f, and a crossing
-costs about one tolerance (a ball in a V-shaped well: energy error 5e-5 over 10
-crossings at atol 1e-6, against 5e-2 when the steps go over the kink).
 """
 from __future__ import annotations
 
@@ -47,8 +37,6 @@ A = (
 B5 = (35 / 384, 0.0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84, 0.0)
 B4 = (5179 / 57600, 0.0, 7571 / 16695, 393 / 640, -92097 / 339200, 187 / 2100, 1 / 40)
 SAFETY, SHRINK_MIN, GROW_MAX = 0.9, 0.2, 10.0
-LANDED = 10.0  # a kink component within this many of its error tolerances is on the kink
-LANDING_TRIES = 12  # Newton or bisection steps to land on a kink
 
 
 def _rms(x: np.ndarray) -> float:
@@ -74,26 +62,10 @@ def _hermite(t0: float, h: float, y0, y1, f0, f1, t: float) -> np.ndarray:
             + (s3 - s2) * h * f1)
 
 
-def _crossing(t0: float, h: float, y0, y1, f0, f1, component: int, side: float) -> float:
-    """The time in (t0, t0 + h) where the Hermite interpolant's `component` leaves `side` (its sign
-    at t0, +-1, where it is not zero), by bisection."""
-    low, high = t0, t0 + h
-    for _ in range(60):
-        middle = 0.5 * (low + high)
-        if math.copysign(1.0, _hermite(t0, h, y0, y1, f0, f1, middle)[component]) == side:
-            low = middle
-        else:
-            high = middle
-    return high
-
-
 def dormand_prince(func: Callable[[float, np.ndarray], np.ndarray], y0, t, rtol: float = 1e-6, atol=1e-8,
-                   max_steps: int = 1_000_000, kink: int | None = None,
-                   snap: Callable[[float, np.ndarray], np.ndarray] | None = None) -> np.ndarray:
+                   max_steps: int = 1_000_000) -> np.ndarray:
     """Solve dy/dt = func(t, y) from y(t[0]) = y0 (d,); returns (T, d) float64 at the increasing
-    times t (T,). func receives t as a Python float and y as a (d,) float64 array. kink: see the
-    module docstring; snap(t, y) -> y: the state a landing restarts from, given y with the kink
-    component set to 0 (None: that y).
+    times t (T,). func receives t as a Python float and y as a (d,) float64 array.
 
     Error control per step: RMS over components of err / (atol + rtol max(|y_n|, |y_n+1|)) <= 1;
     atol: a number, or one per component (d,).
@@ -106,14 +78,12 @@ def dormand_prince(func: Callable[[float, np.ndarray], np.ndarray], y0, t, rtol:
         tableau[i, :len(row)] = row
     error_weights = np.array([b5 - b4 for b5, b4 in zip(B5, B4)])
     out = np.empty((len(times), y.size))
-    kink_atol = None if kink is None else float(np.broadcast_to(np.asarray(atol, dtype=np.float64), y.shape)[kink])
     out[0] = y
     t_now = times[0]
     stages = np.empty((7, y.size))
     stages[0] = func(t_now, y)
     h = initial_step(func, t_now, y, stages[0], rtol, atol)
     end, next_out, steps = times[-1], 1, 0
-    landing = None  # the crossing time a shortened step is aiming for
     while next_out < len(times):
         steps += 1
         if steps > max_steps:
@@ -129,27 +99,6 @@ def dormand_prince(func: Callable[[float, np.ndarray], np.ndarray], y0, t, rtol:
         ratio = _rms(error / (atol + rtol * np.maximum(np.abs(y), np.abs(y_new))))
         if not math.isfinite(ratio):
             ratio = math.inf  # a non-finite stage: shrink the step
-        if kink is not None:
-            side = math.copysign(1.0, y[kink])
-            crossed = y[kink] != 0 and side * y_new[kink] < 0  # a step that starts on the kink leaves it
-            near = LANDED * (kink_atol + rtol * abs(y[kink]))
-            if landing is None and ratio <= 1.0 and crossed:  # aim at the crossing of the dense output
-                landing = {"low": 0.0, "high": h, "q": y[kink], "slope": stages[0][kink], "tries": 0}
-                h = _crossing(t_now, h, y, y_new, stages[0], stages[6], kink, side) - t_now
-                continue
-            if landing is not None and (ratio > 1.0 or crossed or abs(y_new[kink]) > near):
-                if ratio > 1.0 or crossed:  # too long (a step whose stages reach past the kink is not smooth)
-                    landing["high"] = h
-                else:  # short of it: Newton from here
-                    landing.update(low=h, q=y_new[kink], slope=stages[6][kink])
-                if landing["tries"] < LANDING_TRIES:
-                    # aimed at half the landing distance short of the kink, kept inside the bracket
-                    low, high, slope = landing["low"], landing["high"], landing["slope"]
-                    newton = low - (landing["q"] - 0.5 * near * side) / slope if slope != 0 else -1.0
-                    h = newton if low < newton < high else 0.5 * (low + high)
-                    landing["tries"] += 1
-                    continue
-                landing = None  # give up landing: this crossing is stepped over
         if ratio <= 1.0:
             t_new = t_now + h
             while next_out < len(times) and times[next_out] <= t_new + 1e-12 * max(1.0, abs(t_new)):
@@ -159,13 +108,6 @@ def dormand_prince(func: Callable[[float, np.ndarray], np.ndarray], y0, t, rtol:
                 next_out += 1
             t_now, y = t_new, y_new
             stages[0] = stages[6]
-            if landing is not None:
-                y = y.copy()
-                y[kink] = 0.0  # on the kink (to LANDED of the tolerance): f takes the side the velocity moves into
-                if snap is not None:
-                    y = snap(t_now, y)
-                stages[0] = func(t_now, y)
-                landing = None
         factor = GROW_MAX if ratio == 0.0 else min(GROW_MAX, max(SHRINK_MIN, SAFETY * ratio ** -0.2))
         h = h * (min(factor, 1.0) if ratio > 1.0 else factor)
     return out

@@ -3,10 +3,7 @@
 - Velocities: regularised least squares on J_c qdot0 = v_c. When the contacts do not pin qdot0
   (3C < k_q), the solution with the least kinetic energy 1/2 qdot^T M qdot is taken: the response
   of the object to an impulse at the contacts. Solved by an SVD of J_c in the M-whitened
-  coordinates with Tikhonov filtering; the residual J_c qdot0 - v_c is reported. A map with a kink
-  at q_0 = 0 (the bank chart's one mode, dynamics/root_polynomial_map.py) is fitted on each side's
-  one-sided derivatives, keeping the side its qdot0 actually moves into; deformation coordinates
-  beside it (root_plus_linear_map.py) take up what the mode cannot follow.
+  coordinates with Tikhonov filtering; the residual J_c qdot0 - v_c is reported.
 - Positions: Levenberg–Marquardt on |x_c(q0) - target|^2 starting at q_init (so with more
   coordinates than constraints it stays near q_init); the residual is reported.
 """
@@ -100,36 +97,6 @@ def contact_initial_velocity(kmap: KinematicMap, contacts: Contacts, velocities:
     else:
         _, jac, _ = kmap.analytic.expand(q0, direction)
     return initial_velocity(contact_jacobian(contacts, jac), velocities, mass_matrix(jac, kmap.masses))
-
-
-def one_sided_initial_velocity(kmap: KinematicMap, contacts: Contacts, velocities: torch.Tensor) -> VelocityFit:
-    """qdot0 at q = 0 for a map with a kink at q_0 = 0 (analytic derivatives taken on the side qdot
-    moves into), velocities (C, 3) m/s.
-
-    The kinked coordinate is fitted first, on each side; a side whose qdot0 moves the other way is
-    not consistent, and when neither is (a push into a mode that does not move that way: a joint at
-    its limit) it stays at rest. The other coordinates (a RootPlusLinearMap's deformation, if any)
-    then take up what it leaves, with the least kinetic energy among themselves: the mode follows the
-    contact as far as it can, the stiff deformation takes the rest."""
-    k = kmap.num_coords
-    q0 = torch.zeros(k, dtype=velocities.dtype, device=velocities.device)
-    target = velocities.reshape(-1, 3)
-    fits = []  # (the mode moves into this side, the fit), per side
-    for side in (1.0, -1.0):
-        direction = torch.zeros_like(q0)
-        direction[0] = side
-        _, jac, _ = kmap.analytic.expand(q0, direction)
-        contact_jac = contact_jacobian(contacts, jac)
-        mode = initial_velocity(contact_jac[:, :1], target, mass_matrix(jac[:, :1], kmap.masses))
-        moves = float(mode.qdot0[0]) * side >= 0
-        qdot0 = torch.zeros_like(q0)
-        qdot0[0] = mode.qdot0[0] if moves else 0.0
-        if k > 1:  # the deformation takes up what the mode leaves
-            left = target.reshape(-1) - contact_jac[:, 0] * qdot0[0]
-            qdot0[1:] = initial_velocity(contact_jac[:, 1:], left, mass_matrix(jac[:, 1:], kmap.masses)).qdot0
-        fits.append((moves, _velocity_fit(qdot0, contact_jac, target)))
-    consistent = [fit for moves, fit in fits if moves] or [fits[0][1]]  # neither: the mode at rest
-    return min(consistent, key=lambda fit: fit.relative)
 
 
 def fit_initial_positions(kmap: KinematicMap, contacts: Contacts, targets: torch.Tensor,

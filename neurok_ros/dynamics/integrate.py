@@ -12,7 +12,7 @@ Energies are computed after the solve in one batched pass over the frames.
 import math
 import time
 from dataclasses import dataclass
-from typing import Callable, List, Optional, Sequence
+from typing import List, Optional, Sequence
 
 import numpy as np
 import torch
@@ -25,8 +25,6 @@ from neurok_ros.dynamics.polynomial_rhs import numpy_state_derivative
 from neurok_ros.dynamics.potentials import potential_energy
 
 FIXED_STEP = ("rk4", "euler", "midpoint", "explicit_adams", "implicit_adams")
-REST_TIME = 1e-3  # s: a kinked coordinate landing so slowly that it would be back within this rests there
-AT_REST_SIDE = -1e-300  # a velocity that picks the negative side of the kink and adds nothing to the motion
 
 
 @dataclass
@@ -101,54 +99,6 @@ def _segments(system: LagrangianSystem, start: float, end: float) -> List[float]
     return [start] + sorted(cuts) + [end]
 
 
-def kink_rest(system: LagrangianSystem, step_rhs: Callable[[float, np.ndarray], np.ndarray], kink: int
-              ) -> tuple[Callable[[float, np.ndarray], np.ndarray], Callable[[float, np.ndarray], np.ndarray]]:
-    """(rhs, snap) for dormand_prince on a map with a kink at q_kink = 0, where the kink can cradle
-    the coordinate: both sides' accelerations point back to it (a V-shaped well, e.g. gravity on a
-    bank mode whose two sides both lift the object). There the exact motion of a slow coordinate
-    crosses ever faster (the time between crossings ~ its speed), so a landing whose next crossing
-    would come within REST_TIME instead leaves it at rest on the kink (`snap`; its kinetic energy,
-    at most 1/2 M (a REST_TIME / 2)^2, is booked as dissipated: an inelastic stop), and `rhs` keeps
-    it there while both sides push back; when a side stops pushing back (a force, a spring) it
-    leaves. The coordinate shares no kinetic energy with the others (root_plus_linear_map.without_mode),
-    so holding it needs no constraint force on them. step_rhs, rhs: (t, y) -> dy/dt on the
-    solver's NumPy state [q (k), qdot (k), work, dissipated]."""
-    k = system.num_coords
-    speed = k + kink
-    analytic = system.kmap.analytic
-    weights = system.kmap.masses.repeat_interleave(3)
-
-    def negative_side(t: float, y: np.ndarray) -> float:
-        """The kinked coordinate's acceleration at y taken on the negative side."""
-        y = y.copy()
-        y[speed] = AT_REST_SIDE
-        return float(step_rhs(t, y)[speed])
-
-    def rhs(t: float, y: np.ndarray) -> np.ndarray:
-        dy = step_rhs(t, y)
-        if y[kink] == 0.0 and y[speed] == 0.0 and dy[speed] <= 0.0 and negative_side(t, y) >= 0.0:
-            dy = dy.copy()
-            dy[speed] = 0.0  # cradled: the positive side pushes it back, and so does the negative one
-        return dy
-
-    def snap(t: float, y: np.ndarray) -> np.ndarray:
-        rate = y[speed]
-        pull = float(step_rhs(t, y)[speed])  # on the side the velocity moves into
-        if rate == 0.0 or pull * rate >= 0.0 or 2.0 * abs(rate / pull) >= REST_TIME:
-            return y
-        rest = y.copy()
-        rest[speed] = 0.0
-        if not rhs(t, rest)[speed] == 0.0:  # not cradled: it goes on
-            return y
-        q = torch.as_tensor(y[:k], dtype=weights.dtype, device=weights.device)
-        qdot = torch.as_tensor(y[k:2 * k], dtype=weights.dtype, device=weights.device)
-        _, jac, _ = analytic.expand(q, qdot)
-        rest[2 * k + 1] += 0.5 * float(weights @ jac[:, kink].square()) * rate ** 2
-        return rest
-
-    return rhs, snap
-
-
 def simulate(system: LagrangianSystem, q0: torch.Tensor, qdot0: torch.Tensor, t_eval: Sequence[float],
              method: str = "rk4", step_size: Optional[float] = 1.0 / 60.0, rtol: float = 1e-6,
              atol: float = 1e-8) -> Trajectory:
@@ -171,10 +121,6 @@ def simulate(system: LagrangianSystem, q0: torch.Tensor, qdot0: torch.Tensor, t_
     started = time.perf_counter()
     fast = numpy_state_derivative(system)
     dtype, device = q0.dtype, q0.device
-    # a root map is not smooth across q_0 = 0: dp45 lands on it (dormand_prince.py)
-    kink = getattr(system.kmap.analytic, "kink", None)
-    scales = getattr(system.kmap.analytic, "atol_scales", None)  # a map's own per-coordinate tolerances
-    tolerance = atol if scales is None else float(atol) * np.array([*scales, *scales, 1.0, 1.0])
     # a diverging solve (e.g. a locating solve on a first, coarse surrogate) ends in inf / NaN states,
     # which the caller checks; NumPy would warn on every step on the way
     with torch.no_grad(), np.errstate(over="ignore", invalid="ignore"):
@@ -196,11 +142,8 @@ def simulate(system: LagrangianSystem, q0: torch.Tensor, qdot0: torch.Tensor, t_
                 return step_rhs(t, state)
 
             if method == "dp45":
-                rhs, snap = counted, None
-                if kink is not None:
-                    rhs, snap = kink_rest(system, counted, kink)
-                solution = torch.as_tensor(dormand_prince(rhs, y.double().cpu().numpy(), seg_t.double().cpu().numpy(),
-                                                          rtol=rtol, atol=tolerance, kink=kink, snap=snap),
+                solution = torch.as_tensor(dormand_prince(counted, y.double().cpu().numpy(),
+                                                          seg_t.double().cpu().numpy(), rtol=rtol, atol=atol),
                                            dtype=dtype, device=device)
             else:
                 solution = odeint(counted, y, seg_t, method=method, rtol=rtol, atol=atol, options=options)

@@ -1,5 +1,4 @@
-"""The right-hand side of lagrangian.py in float64 NumPy, for a system whose map is a PolynomialMap
-(or a root map: root_polynomial_map.py, root_plus_linear_map.py; `_root_expansion`).
+"""The right-hand side of lagrangian.py in float64 NumPy, for a system whose map is a PolynomialMap.
 
 On the polynomial map a right-hand side is a few dozen operations on arrays of a few thousand
 numbers. torch spends about 10 us of dispatch on each such operation and NumPy about 1 us, so the
@@ -15,7 +14,6 @@ test_polynomial_rhs checks it against lagrangian.state_derivative term by term.
 """
 from __future__ import annotations
 
-import math
 from typing import Callable, Optional
 
 import numpy as np
@@ -24,8 +22,6 @@ from neurok_ros.dynamics.external_forces import DragForce, PushForce
 from neurok_ros.dynamics.lagrangian import LagrangianSystem
 from neurok_ros.dynamics.polynomial_map import PolynomialMap
 from neurok_ros.dynamics.potentials import spring_constants
-from neurok_ros.dynamics.root_plus_linear_map import RootPlusLinearMap
-from neurok_ros.dynamics.root_polynomial_map import W_MIN, RootPolynomialMap
 
 
 def _array(tensor) -> np.ndarray:
@@ -62,44 +58,16 @@ def _polynomial_expansion(pmap: PolynomialMap):
     return expansion
 
 
-def _root_expansion(rmap: RootPolynomialMap | RootPlusLinearMap):
-    """The same for a root map (root_polynomial_map.py), with a RootPlusLinearMap's linear deformation
-    coordinates after the kinked one: the side is the one q_0 is on, or at q_0 = 0 the one qdot_0
-    moves into; the curvature's w is floored at W_MIN as in RootPolynomialMap.expand."""
-    root = rmap.root if isinstance(rmap, RootPlusLinearMap) else rmap
-    linear = _array(rmap.linear).T if isinstance(rmap, RootPlusLinearMap) else None  # (r, 3n)
-    rest, positive, negative = _array(root.rest), _array(root.positive), _array(root.negative)
-    scale = root.scale
-    j = np.arange(2, root.degree + 1, dtype=np.float64)
-    slope_weights, curvature_weights = j / 2 / scale, (j / 2) * ((j - 2) / 2) / scale ** 2
-
-    def expansion(q: np.ndarray, qdot: np.ndarray):
-        opening = q[0] > 0 or (q[0] == 0 and qdot[0] >= 0)
-        c = positive if opening else negative
-        w = math.sqrt(abs(q[0]) / scale)
-        x = rest + w ** j @ c
-        jac = ((1.0 if opening else -1.0) * slope_weights * w ** (j - 2)) @ c
-        curvature = (curvature_weights * max(w, W_MIN) ** (j - 4)) @ c * qdot[0] ** 2
-        if linear is None:
-            return x, jac[None], curvature
-        return x + q[1:] @ linear, np.concatenate([jac[None], linear]), curvature
-
-    return expansion
-
-
 def numpy_state_derivative(system: LagrangianSystem) -> Optional[Callable[[float, float, np.ndarray], np.ndarray]]:
     """f(t, t_mid, y) -> dy/dt, (2 k + 2,) float64, the same as lagrangian.state_derivative(system,
-    t_mid)(t, y); None when the map is not a PolynomialMap or a root map, or a force is neither a
+    t_mid)(t, y); None when the map is not a PolynomialMap, or a force is neither a
     push nor a drag (the torch right-hand side then serves)."""
     pmap = system.kmap.analytic
     if any(not isinstance(f, (PushForce, DragForce)) for f in system.forces):
         return None
-    if isinstance(pmap, PolynomialMap):
-        expansion = _polynomial_expansion(pmap)
-    elif isinstance(pmap, (RootPolynomialMap, RootPlusLinearMap)):
-        expansion = _root_expansion(pmap)
-    else:
+    if not isinstance(pmap, PolynomialMap):
         return None
+    expansion = _polynomial_expansion(pmap)
     k, n = pmap.num_coords, pmap.num_points
     m3 = np.repeat(_array(system.kmap.masses), 3)
 
@@ -111,7 +79,6 @@ def numpy_state_derivative(system: LagrangianSystem) -> Optional[Callable[[float
     barrier = float(potentials.barrier)
     basis = None if potentials.basis is None else _array(potentials.basis)
     offset = None if potentials.latent_offset is None else _array(potentials.latent_offset)
-    coordinate_springs = None if potentials.coordinate_stiffness is None else _array(potentials.coordinate_stiffness)
     damping, tikhonov, tiny = float(system.damping), float(system.tikhonov), np.finfo(np.float64).tiny
     forces = [(force, _contact_blend(force.contacts, n)) for force in system.forces]
     eye = np.eye(k)
@@ -131,8 +98,6 @@ def numpy_state_derivative(system: LagrangianSystem) -> Optional[Callable[[float
             if offset is not None:
                 z = z + offset
             rhs = rhs - barrier * (z if basis is None else basis.T @ z)
-        if coordinate_springs is not None:
-            rhs = rhs - coordinate_springs @ q
         m_qdot = mass @ qdot
         if damping:
             rhs = rhs - damping * m_qdot

@@ -4,18 +4,16 @@ Units: positions metres, masses kg, gravity m/s^2, energies joules. The gradient
 the right-hand side already has, so no extra pass through the map is needed.
 - gravity:  V = -sum_i m_i g . x_i, g the gravitational acceleration (e.g. (0, 0, -9.81)); so V
             grows with height. dV/dq = -J^T (m g).
-- elastic:  V = 1/2 sum_i s_i m_i |x_i(q) - x_i(q_rest)|^2 with s_i = k_s + k_pin w_i, k_s in 1/s^2
-            (a per-kg stiffness) for every point, plus the pin stiffness k_pin (1/s^2) on the pinned
-            points (w_i = 1: held at their rest positions, e.g. a base on a table or a door frame in
-            its wall). dV/dq = J^T (s m (x - x_rest)).
+- springs:  V = 1/2 sum_i s_i m_i |x_i(q) - x_i(q_rest)|^2 with s_i = k_s + k_pin w_i, k_s in 1/s^2
+            (a per-kg stiffness toward the rest positions, for every point: the latent chart's anchor
+            spring) plus the pin stiffness k_pin (1/s^2) on the pinned points (w_i = 1: held at their
+            rest positions, e.g. a cloth's edge). dV/dq = J^T (s m (x - x_rest)).
 - barrier:  V = 1/2 k_p |d + A q|^2 = 1/2 k_p |z - mu|^2 with z = mu + d + A q, A (k, k_q) (identity
             when absent) and d (k,) the latent offset of q = 0 from the prior mean (zero when absent:
             z = mu + A q; a learned instance has z = z_rest + A q, so d = z_rest - mu), k_p in J per
             unit z^2. dV/dq = k_p A^T (d + A q).
-- coordinates: V = 1/2 q^T K q, K (k_q, k_q) J per unit q^2 (the deformation coordinates' own
-            elastic energy: dynamics/root_plus_linear_map.py). dV/dq = K q.
 - extra:    any term written in q alone, an object with energy(q (..., k_q)) -> (...) J and
-            gradient(q (k_q,)) -> (k_q,) (e.g. simulation/free_body.CarriedSpring).
+            gradient(q (k_q,)) -> (k_q,) (simulation/free_body.CarriedSpring: the strain energy).
 """
 from dataclasses import dataclass
 from typing import Optional, Sequence
@@ -27,7 +25,7 @@ import torch
 class Potentials:
     """Parameters of V. gravity (3,) m/s^2; stiffness k_s 1/s^2 with rest positions (n, 3) metres;
     barrier k_p with basis (k, k_q) or None for the identity, and latent_offset d (k,) = z(q=0) - mu
-    or None for zero; coordinate_stiffness K (k_q, k_q) J per unit q^2 or None."""
+    or None for zero; extra: a term written in q with energy(q) and gradient(q), or None."""
 
     gravity: Sequence[float] = (0.0, 0.0, 0.0)
     stiffness: float = 0.0
@@ -37,7 +35,6 @@ class Potentials:
     barrier: float = 0.0
     basis: Optional[torch.Tensor] = None
     latent_offset: Optional[torch.Tensor] = None
-    coordinate_stiffness: Optional[torch.Tensor] = None
     extra: Optional[object] = None
 
     def __post_init__(self):
@@ -89,9 +86,6 @@ def potential_energy(potentials: Potentials, x: torch.Tensor, q: torch.Tensor,
     if potentials.barrier:
         z = _latent_offset(potentials, q)
         v = v + 0.5 * potentials.barrier * (z * z).sum(-1)
-    if potentials.coordinate_stiffness is not None:
-        k = potentials.coordinate_stiffness.to(q.dtype).to(q.device)
-        v = v + 0.5 * torch.einsum("...i,ij,...j->...", q, k, q)
     if potentials.extra is not None:
         v = v + potentials.extra.energy(q)
     return v
@@ -109,14 +103,11 @@ def point_gradient(potentials: Potentials, x: torch.Tensor, masses: torch.Tensor
 
 
 def coordinate_gradient(potentials: Potentials, q: torch.Tensor) -> torch.Tensor | float:
-    """dV/dq (k_q,) of the terms written in q (the barrier, the coordinates' stiffness, the extra
-    term), or 0.0 without them."""
+    """dV/dq (k_q,) of the terms written in q (the barrier and the extra term), or 0.0 without them."""
     gradient = 0.0
     if potentials.barrier:
         z = _latent_offset(potentials, q)
         gradient = potentials.barrier * (z if potentials.basis is None else potentials.basis.T @ z)
-    if potentials.coordinate_stiffness is not None:
-        gradient = gradient + potentials.coordinate_stiffness.to(q.dtype).to(q.device) @ q
     if potentials.extra is not None:
         gradient = gradient + potentials.extra.gradient(q)
     return gradient

@@ -16,10 +16,40 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from neurok_ros.data.deformable.kabsch_fit import fit_rotations
 from neurok_ros.data.instance_format import Instance
-from neurok_ros.evaluation.rigid_checks import first_hinge, frame_nearest_angle, part_size, rigid_fit
 from neurok_ros.kinematics.diverse_samples import diverse_latents
 from neurok_ros.kinematics.instance import EncodingConfig, encode_mesh
+
+
+def rigid_fit(frames: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per frame, the least-squares rigid motion of the masked vertices from frame 0 (frames
+    (T, n, 3), metres): rotations (T, 3, 3), translations (T, 3) and the RMS residual (T,) metres."""
+    index = np.flatnonzero(mask)[None]  # one neighbourhood: the whole part
+    rotations, translations = fit_rotations(frames[0], frames, index, np.ones(index.shape, dtype=bool),
+                                            exact_at_vertex=False)
+    rotations, translations = rotations[:, 0], translations[:, 0]
+    fitted = np.einsum("tab,nb->tna", rotations, frames[0][mask]) + translations[:, None]
+    residuals = np.sqrt(((fitted - frames[:, mask]) ** 2).sum(-1).mean(-1))
+    return rotations, translations, residuals
+
+
+def first_hinge(inst: Instance) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The instance's first joint: (n,) bool of the vertices it moves (its child parts), its axis
+    (3,) and a pivot point (3,) on it, mesh frame, metres."""
+    joint = inst.joints[0]
+    moving = np.isin(np.asarray(inst.part_ids), joint["child_parts"])
+    return moving, np.asarray(joint["axis"], dtype=np.float64), np.asarray(joint["pivot"], dtype=np.float64)
+
+
+def frame_nearest_angle(inst: Instance, angle: float) -> int:
+    """Index of the frame whose first joint value is nearest `angle` (rad)."""
+    return int(np.argmin(np.abs(np.asarray(inst.joint_values)[:, 0] - angle)))
+
+
+def part_size(vertices: np.ndarray) -> float:
+    """Bounding-box diagonal of (n, 3) vertices, metres."""
+    return float(np.linalg.norm(np.ptp(vertices, axis=0)))
 
 
 def distinct_angles(angles_deg: np.ndarray, min_separation_deg: float) -> int:

@@ -21,7 +21,7 @@ from typing import Optional
 
 from neurok_ros.config_files import config_path, load_yaml
 from neurok_ros.errors import NeurokInputError
-from neurok_ros.simulation.settings import CHARTS, DERIVATIVES, DYNAMICS_MAPS, METHODS, pin_boxes
+from neurok_ros.simulation.settings import DERIVATIVES, DYNAMICS_MAPS, METHODS, pin_boxes
 
 NODE_NAME = "neurok_node"
 PARAMS_FILE = "neurok.yaml"
@@ -56,6 +56,8 @@ SPECS = (
     ParameterSpec("threads", "integer", "torch CPU threads; 0 keeps torch's default", 0, 256, read_only=True),
     ParameterSpec("warmup", "bool", "encode a small mesh and simulate it once before reporting ready",
                   read_only=True),
+    ParameterSpec("autostart", "bool", "configure (load the model) and activate (open the topics) at start; "
+                  "false: stay unconfigured until the lifecycle services say so", read_only=True),
     # frames
     ParameterSpec("frame_id", "string", "frame assumed for inputs whose header.frame_id is empty"),
     # simulation: the same names, units and defaults as config/simulation.yaml (docs/physics.md)
@@ -63,8 +65,10 @@ SPECS = (
     ParameterSpec("fps", "double", "output frames per second; T = round(duration * fps) + 1", 0.1, 1000.0),
     ParameterSpec("gravity", "double_array", "gravitational acceleration (x, y, z), m/s^2, mesh frame",
                   constraints="3 finite numbers"),
-    ParameterSpec("stiffness", "double", "elastic restoring stiffness k_s toward the input pose, 1/s^2",
-                  0.0, 1.0e8),
+    ParameterSpec("stiffness", "double", "strain energy k_s of an object without joints (zero for rigid "
+                  "motions), 1/s^2", 0.0, 1.0e8),
+    ParameterSpec("anchor_stiffness", "double", "spring k_a pulling every point toward the input pose, 1/s^2; "
+                  "0: none", 0.0, 1.0e8),
     ParameterSpec("pin_boxes", "double_array", "boxes whose surface is held in place (a base on a table, a frame "
                   "in a wall): 6 numbers each, X0 Y0 Z0 X1 Y1 Z1, mesh frame, m; unset or empty: none",
                   constraints="a multiple of 6 finite numbers with X0 <= X1, Y0 <= Y1, Z0 <= Z1"),
@@ -86,11 +90,6 @@ SPECS = (
     ParameterSpec("derivatives", "string", "how the decoder map is differentiated", constraints=_one_of(DERIVATIVES)),
     ParameterSpec("dynamics_map", "string", "what the solver differentiates: a polynomial fitted to the decoder "
                   "(fast) or the decoder itself", constraints=_one_of(DYNAMICS_MAPS)),
-    ParameterSpec("chart", "string", "simulated coordinates: the active subspace, or the power chart through "
-                  "the posterior bank's motions (with coordinates 1)", constraints=_one_of(CHARTS)),
-    ParameterSpec("deformation_coordinates", "integer", "with chart bank and coordinates 1: stiff deformation "
-                  "coordinates beside the mode, taking up what it cannot follow of a contact velocity", 0, 16),
-    ParameterSpec("deformation_stiffness", "double", "k_e of the deformation coordinates, 1/s^2", 0.0, 1.0e9),
     ParameterSpec("surrogate_degree", "integer", "degree of the polynomial map", 1, 8),
     ParameterSpec("surrogate_radius", "double", "radius of the polynomial's first samples, latent units",
                   1.0e-3, 1.0e3),
@@ -129,13 +128,13 @@ SPECS = (
     ParameterSpec("diagnostics_period", "double", "seconds between periodic /diagnostics messages", 0.05, 3600.0),
 )
 SPEC_BY_NAME = {spec.name: spec for spec in SPECS}
-SIMULATION_PARAMETERS = ("duration", "fps", "gravity", "stiffness", "pin_stiffness", "damping", "mass", "barrier",
-                         "contact_tolerance", "drag_stiffness", "drag_damping", "simulation_points", "coordinates",
-                         "method", "step_size", "derivatives", "dynamics_map", "chart", "deformation_coordinates",
-                         "deformation_stiffness", "surrogate_degree",
+SIMULATION_PARAMETERS = ("duration", "fps", "gravity", "stiffness", "anchor_stiffness", "pin_stiffness", "damping",
+                         "mass", "barrier", "contact_tolerance", "drag_stiffness", "drag_damping",
+                         "simulation_points", "coordinates", "method", "step_size", "derivatives", "dynamics_map",
+                         "surrogate_degree",
                          "surrogate_radius", "surrogate_refinements", "output_points", "free_base",
                          "joint_damping", "joint_friction", "restitution")
-_CHOICES = {"method": METHODS, "derivatives": DERIVATIVES, "dynamics_map": DYNAMICS_MAPS, "chart": CHARTS,
+_CHOICES = {"method": METHODS, "derivatives": DERIVATIVES, "dynamics_map": DYNAMICS_MAPS,
             "articulation": ("auto", "none")}
 
 

@@ -42,11 +42,6 @@ class CarriedMap:
         empty = JointTree(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)), [])
         self.tree, _ = with_free_base(empty, np.asarray(centre, dtype=np.float64))
         self.centre = np.asarray(centre, dtype=np.float64)
-        analytic = inner.analytic
-        self.kink = getattr(analytic, "kink", None)
-        scales = getattr(analytic, "atol_scales", None)
-        if scales is not None:
-            self.atol_scales = tuple(scales) + (1.0,) * RIGID
         self._last: Optional[tuple] = None
 
     @property

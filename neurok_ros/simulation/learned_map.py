@@ -27,17 +27,6 @@ that puts the held points back onto their rest positions (Kabsch), unless they l
 so do not fix a rotation (then the pin springs alone hold them). A rigid drift of the base or
 frame then costs nothing and moves nothing; what the pin springs still resist is the held part's
 own deformation.
-
-The bank chart (chart="bank", simulation/bank_chart.py) replaces A by a power chart through the
-motions of the posterior bank, because the decoder is flat at z_rest along every linear direction;
-the principal directions of M(0) are then taken among its modes. With one mode, `deformation`
-coordinates may follow it: x(q) = x(chart(q_0)) + L (q_1 .. q_r), L the displacement per unit latent
-of the r heaviest principal directions B of the active subspace at the rest latent (central
-differences): the model's own first-order deformations, linear in the coordinates, added to the
-decoded articulation. They are stiff deformation about the rest shape that takes up what the mode
-cannot follow of a contact (dynamics/root_plus_linear_map.py). They stay linear because the decoder
-is not: along B it is flat at z_rest, and at 0.2 latent units its decoded shape already differs from
-the linear one by centimetres (door_0027), while the deformation they carry is a millimetre.
 """
 from __future__ import annotations
 
@@ -49,19 +38,12 @@ import torch
 
 from neurok_ros.dynamics.kinematic_map import KinematicMap
 from neurok_ros.dynamics.potentials import Potentials
-from neurok_ros.errors import NeurokInputError
 from neurok_ros.geometry.rigid_alignment import apply_rigid, fixes_a_frame, rigid_alignment
 from neurok_ros.geometry.surface_sampling import SurfaceSamples
-from neurok_ros.simulation.bank_chart import BankChart, bank_chart
 
-MAP_CHARTS = ("subspace", "bank")  # the charts a map is built in ("auto" resolves to one: settings.resolved_chart)
 PIN_PENALTY = 10.0  # weight of the pinned points' motion against the free points' in choosing directions
 
 FLOAT32_STEPS = (0.011, 0.098)  # (h1, h2) of KinematicMap for a float32 decoder
-
-DEFAULT_BANK_MODES = 4  # modes of the bank chart when `coordinates` is None
-DEFORMATION_STEP = 0.011  # latent units: central-difference step of the deformation coordinates' field
-                          # (FLOAT32_STEPS' h1, whatever the decoder's dtype)
 
 
 @dataclass
@@ -72,51 +54,24 @@ class LearnedMap:
     of M(0) (k_q,), kg m^2 per unit q^2, largest first; basis: A U (k, k_sim), the latent directions
     that are simulated; latent_offset: z_rest - mu (k,); rest_positions: x(q = 0) (n, 3) metres,
     the input pose (exactly, with rest-anchored decoding); pinned (n,) 0/1: the points held in place
-    by the pin stiffness; latents: q_sim (B, k_sim) -> z (B, k); chart: "subspace" (z = z_rest +
-    A U q_sim) or "bank" (simulation/bank_chart.py: directions (m, k_sim) then mix the chart's m
-    modes, basis is None and the prior barrier is not available); bank: that chart (BankChart);
+    by the pin stiffness; latents: q_sim (B, k_sim) -> z (B, k) = z_rest + A U q_sim;
     held_alignment: z (B, k) -> (R, t), the rigid motion that keeps the held points in place, which
-    the map's points already include (None without held points; the output frames apply it too);
-    deformation_field (r, n, 3): with one bank mode, L, the displacement per unit q of the r
-    deformation coordinates that follow it (q_sim = (mode, deformation); module docstring), metres,
-    which kmap adds to the mode's decoded points (the solver's map may make it M-orthogonal to the
-    mode: use_deformation); None without them."""
+    the map's points already include (None without held points; the output frames apply it too)."""
 
     kmap: KinematicMap
     samples: SurfaceSamples
     directions: torch.Tensor
     inertia: torch.Tensor
-    basis: Optional[torch.Tensor]
+    basis: torch.Tensor
     latent_offset: torch.Tensor
     rest_positions: torch.Tensor
     pinned: Optional[torch.Tensor] = None
     latents: Optional[Callable[[torch.Tensor], torch.Tensor]] = None
-    chart: str = "subspace"
-    bank: Optional[BankChart] = None
     held_alignment: Optional[Callable[[torch.Tensor], tuple]] = None
-    deformation_field: Optional[torch.Tensor] = None
 
     @property
     def num_coords(self) -> int:
         return self.kmap.num_coords
-
-    @property
-    def kinked(self) -> bool:
-        """One bank mode simulated (the chart's kink at q_0 = 0), with or without deformation coordinates."""
-        return self.bank is not None and tuple(self.directions.shape) == (1, 1)
-
-    @property
-    def num_deformation(self) -> int:
-        """r, the deformation coordinates after the mode (0 without them)."""
-        return 0 if self.deformation_field is None else int(self.deformation_field.shape[0])
-
-    def retime_negative_side(self, factor: float) -> None:
-        """One-mode bank chart: the shape at q_sim < 0 becomes the shape that was at factor * q_sim
-        (its side starts factor times as fast); kmap and latents follow, since they read the chart."""
-        if not self.kinked:
-            raise ValueError("only a one-mode bank chart has sides to retime")
-        side = 1 if float(self.directions[0, 0]) > 0 else 0  # q_sim < 0 traces the closing side when U = +1
-        self.bank.rates[:, side] *= factor
 
     @property
     def num_samples(self) -> int:
@@ -130,32 +85,16 @@ class LearnedMap:
         z^2). rest_positions (n, 3): x(q = 0) of the map the solver uses, when it is not the decoder
         (a surrogate's own rest pose)."""
         rest = self.rest_positions if rest_positions is None else rest_positions
-        if barrier > 0 and self.basis is None:
-            raise NeurokInputError("the prior barrier needs the subspace chart (chart: subspace)")
         pinned = self.pinned is not None and bool(self.pinned.any())
         return Potentials(gravity=gravity, stiffness=stiffness, rest_positions=rest,
                           pin_stiffness=pin_stiffness if pinned else 0.0,
                           pinned=self.pinned.to(rest.device) if pinned else None, barrier=barrier,
-                          basis=self.basis.to(rest.device) if self.basis is not None else None,
+                          basis=self.basis.to(rest.device),
                           latent_offset=self.latent_offset.to(rest.device))
 
-    @property
-    def deformation_linear(self) -> Optional[torch.Tensor]:
-        """deformation_field as L (3n, r), metres per unit q (None without deformation coordinates)."""
-        return None if self.deformation_field is None else self.deformation_field.reshape(self.num_deformation, -1).T
-
-    def use_deformation(self, linear: torch.Tensor) -> None:
-        """The deformation coordinates' field becomes linear (3n, r) metres per unit q (the surrogate's,
-        made orthogonal to the mode: root_plus_linear_map.without_mode); kmap follows."""
-        self.deformation_field.copy_(linear.T.reshape(self.deformation_field.shape))
-
     def instance_coordinates(self, q_sim: torch.Tensor) -> torch.Tensor:
-        """(..., k_sim) -> q = U q_sim: the instance's coordinates (..., k_q) (instance.decode(q)) for
-        the subspace chart, the bank chart's mode coordinates (..., m) for the bank chart, followed by
-        the deformation coordinates (..., r) when there are any."""
-        first = self.directions.shape[1]
-        modes = q_sim[..., :first] @ self.directions.T.to(q_sim.device, q_sim.dtype)
-        return torch.cat([modes, q_sim[..., first:]], dim=-1) if self.num_deformation else modes
+        """(..., k_sim) -> q = U q_sim: the instance's coordinates (..., k_q) (instance.decode(q))."""
+        return q_sim @ self.directions.T.to(q_sim.device, q_sim.dtype)
 
 
 def _principal_directions(positions_batch, k_q: int, masses: torch.Tensor, step: float,
@@ -187,10 +126,7 @@ def _principal_directions(positions_batch, k_q: int, masses: torch.Tensor, step:
 def learned_kinematic_map(instance, points: int = 256, mass: float = 1.0, coordinates: Optional[int] = None,
                           inertia_ratio: float = 0.0, derivatives: str = "auto", seed: int = 0,
                           dtype: torch.dtype = torch.float64, extra_points=None,
-                          pin: Optional[Callable[[SurfaceSamples], np.ndarray]] = None,
-                          chart: str = "subspace",
-                          drive: Optional[Callable[[torch.Tensor], torch.Tensor]] = None,
-                          deformation: int = 0) -> LearnedMap:
+                          pin: Optional[Callable[[SurfaceSamples], np.ndarray]] = None) -> LearnedMap:
     """The instance's kinematic map on `points` area-uniform surface samples of total mass `mass` kg.
 
     coordinates: at most this many simulated directions (None: up to k_q); inertia_ratio: keep the
@@ -199,17 +135,8 @@ def learned_kinematic_map(instance, points: int = 256, mass: float = 1.0, coordi
     surface, mesh frame, appended after the samples (indices points .. points + e - 1). Positions
     are metres in the mesh frame, assuming the mesh's units are metres. pin: samples -> (points,)
     bool, the samples that are held in place (LearnedMap.pinned; the simulated directions then
-    favour motion of the others). chart: "subspace" (the active subspace, module docstring) or "bank"
-    (the power chart through the posterior bank's motions, simulation/bank_chart.py; needs a
-    checkpoint with a bank; `coordinates` modes, 4 when None). drive: masses (n,) -> (n, 3), the load
-    or contact velocities that start the motion; a one-mode bank chart is then the bank motion they
-    excite most (bank_chart.excited_offset). deformation: with a one-mode bank chart, this many
-    deformation coordinates follow the mode (module docstring); other charts ignore it.
+    favour motion of the others).
     """
-    if chart not in MAP_CHARTS:
-        raise NeurokInputError(f"chart must be one of {MAP_CHARTS} (settings.resolved_chart), got {chart!r}")
-    if chart == "bank" and instance.motion_offsets is None:
-        raise NeurokInputError("the bank chart needs a checkpoint with a posterior bank (neurok bank)")
     if points < 1:
         raise ValueError(f"need at least one simulation point, got {points}")
     if not mass > 0:
@@ -268,46 +195,19 @@ def learned_kinematic_map(instance, points: int = 256, mass: float = 1.0, coordi
     def linear(basis: torch.Tensor):
         return lambda q: rest_latent + q.to(model_dtype) @ basis.T
 
-    field = None  # (r, n, 3): the deformation coordinates' displacement per unit q
-    if chart == "bank":
-        modes = bank_chart(surface, rest_latent, instance.motion_offsets, masses,
-                           coordinates or DEFAULT_BANK_MODES, None if drive is None else drive(masses), pinned)
-        directions, inertia = _principal_directions(batch_with(modes.latents), modes.num_modes, masses,
-                                                    h1 or 1e-4, coordinates, inertia_ratio, pinned)
-        basis, bank = None, modes
-        if deformation and directions.shape == (1, 1):  # beside one mode: the subspace's heaviest directions
-            chosen, _ = _principal_directions(batch_with(linear(instance.subspace.basis)), instance.k_q, masses,
-                                              h1 or 1e-4, deformation, inertia_ratio, pinned)
-            deformation_latents = (instance.subspace.basis.to(dtype) @ chosen).to(model_dtype).T  # (r, k): B
-            with torch.no_grad():
-                moved = surface(rest_latent + DEFORMATION_STEP * torch.cat([deformation_latents, -deformation_latents]))
-            field = (moved[:len(deformation_latents)] - moved[len(deformation_latents):]) / (2.0 * DEFORMATION_STEP)
-
-        def latents(q_sim: torch.Tensor) -> torch.Tensor:
-            """The chart's latents of the simulated modes (the deformation coordinates are added to
-            the decoded points: `positions_batch` below, and predict's output frames)."""
-            simulated = q_sim[..., :directions.shape[1]]
-            return modes.latents(simulated @ directions.T.to(q_sim.device, q_sim.dtype)).to(model_dtype)
-    else:
-        directions, inertia = _principal_directions(batch_with(linear(instance.subspace.basis)), instance.k_q,
-                                                    masses, h1 or 1e-4, coordinates, inertia_ratio, pinned)
-        basis, bank = (instance.subspace.basis.to(dtype) @ directions).to(model_dtype), None
-        latents = linear(basis)
-    articulated = batch_with(latents)
-
-    def deformed(q: torch.Tensor) -> torch.Tensor:
-        """The mode's decoded points plus the deformation coordinates' linear displacement."""
-        return articulated(q) + torch.einsum("br,rnd->bnd", q[:, 1:], field.to(q.dtype))
-
-    positions_batch = articulated if field is None else deformed
+    directions, inertia = _principal_directions(batch_with(linear(instance.subspace.basis)), instance.k_q,
+                                                masses, h1 or 1e-4, coordinates, inertia_ratio, pinned)
+    basis = (instance.subspace.basis.to(dtype) @ directions).to(model_dtype)
+    latents = linear(basis)
+    positions_batch = batch_with(latents)
 
     def positions(q: torch.Tensor) -> torch.Tensor:
         return positions_batch(q[None])[0]
 
-    k_sim = directions.shape[1] + (0 if field is None else len(field))
+    k_sim = directions.shape[1]
     kmap = KinematicMap(positions, masses, k_sim, positions_batch, derivatives, fd_step=h1, fd_step2=h2)
     with torch.no_grad():
         rest = positions(torch.zeros(k_sim, dtype=dtype, device=device))
     offset = (rest_latent - instance.prior_mean).to(dtype)
-    return LearnedMap(kmap, samples, directions, inertia, basis.to(dtype) if basis is not None else None, offset,
-                      rest, pinned, latents, chart, bank, held_alignment, field)
+    return LearnedMap(kmap, samples, directions, inertia, basis.to(dtype), offset, rest, pinned, latents,
+                      held_alignment)

@@ -18,8 +18,6 @@ from neurok_ros.errors import ActionError, NeurokInputError
 METHODS = ("dp45", "rk4", "dopri5", "euler", "midpoint", "bosh3", "adaptive_heun", "fehlberg2", "dopri8")
 DERIVATIVES = ("auto", "fd", "ad")
 DYNAMICS_MAPS = ("polynomial", "decoder")
-CHARTS = ("auto", "subspace", "bank")
-AUTO_BANK_MODES = 1  # modes of the bank chart that chart "auto" picks
 
 
 @dataclass(frozen=True)
@@ -66,16 +64,14 @@ class PinBox:
 
 @dataclass(frozen=True)
 class SimulationSettings:
-    """duration s; fps frames/s; gravity (3,) m/s^2; stiffness k_s 1/s^2; pin_stiffness k_pin 1/s^2
-    (on the surface inside the pins: PinBox tuple); damping c 1/s; mass kg;
+    """duration s; fps frames/s; gravity (3,) m/s^2; stiffness k_s 1/s^2 (the strain energy, zero for
+    rigid motions); anchor_stiffness k_a 1/s^2 (a spring toward the input pose, 0 unless asked for);
+    pin_stiffness k_pin 1/s^2 (on the surface inside the pins: PinBox tuple); damping c 1/s; mass kg;
     barrier k_p J per unit z^2; contact_tolerance (fraction of the bounding-box diagonal);
     drag_stiffness N/m; drag_damping N s/m;
     simulation_points; coordinates (max simulated directions); inertia_ratio; method (torchdiffeq);
     step_size s; rtol / atol (adaptive methods); derivatives "auto" | "fd" | "ad"; dynamics_map
-    "polynomial" | "decoder" (what the solver differentiates: simulation/surrogate.py); chart
-    "auto" | "subspace" | "bank" (the simulated coordinates: simulation/learned_map.py, bank_chart.py;
-    resolved_chart);
-    deformation_coordinates (beside a one-mode bank chart) and their deformation_stiffness k_e 1/s^2;
+    "polynomial" | "decoder" (what the solver differentiates: simulation/surrogate.py);
     surrogate_degree, surrogate_radius (latent units), surrogate_refinements; output_points;
     seed; articulated objects (the joints chart, simulation/articulated_chart.py): free_base (the root
     floats as a 6-DoF body instead of being anchored), joint_damping (N m s/rad or N s/m),
@@ -85,6 +81,7 @@ class SimulationSettings:
     fps: float
     gravity: tuple
     stiffness: float
+    anchor_stiffness: float
     pin_stiffness: float
     damping: float
     mass: float
@@ -101,9 +98,6 @@ class SimulationSettings:
     atol: float
     derivatives: str
     dynamics_map: str
-    chart: str
-    deformation_coordinates: int
-    deformation_stiffness: float
     surrogate_degree: int
     surrogate_radius: float
     surrogate_refinements: int
@@ -142,8 +136,8 @@ class SimulationSettings:
         for name in ("duration", "fps", "mass", "contact_tolerance", "step_size", "rtol", "atol",
                      "surrogate_radius"):
             positive(name)
-        for name in ("stiffness", "pin_stiffness", "damping", "barrier", "drag_stiffness", "drag_damping",
-                     "inertia_ratio", "deformation_stiffness", "joint_damping", "joint_friction"):
+        for name in ("stiffness", "anchor_stiffness", "pin_stiffness", "damping", "barrier", "drag_stiffness",
+                     "drag_damping", "inertia_ratio", "joint_damping", "joint_friction"):
             non_negative(name)
         if not (isinstance(self.restitution, (int, float)) and 0.0 <= self.restitution <= 1.0):
             raise NeurokInputError(f"restitution must be between 0 and 1, got {self.restitution!r}")
@@ -159,19 +153,12 @@ class SimulationSettings:
             raise NeurokInputError(f"output_points must be at least 4, got {self.output_points}")
         if self.coordinates is not None and self.coordinates < 1:
             raise NeurokInputError(f"coordinates must be at least 1 (or null for all), got {self.coordinates}")
-        if not 0 <= self.deformation_coordinates <= 16:
-            raise NeurokInputError(f"deformation_coordinates must be between 0 and 16, got "
-                                   f"{self.deformation_coordinates}")
         if self.method not in METHODS:
             raise NeurokInputError(f"method must be one of {METHODS}, got {self.method!r}")
         if self.derivatives not in DERIVATIVES:
             raise NeurokInputError(f"derivatives must be one of {DERIVATIVES}, got {self.derivatives!r}")
         if self.dynamics_map not in DYNAMICS_MAPS:
             raise NeurokInputError(f"dynamics_map must be one of {DYNAMICS_MAPS}, got {self.dynamics_map!r}")
-        if self.chart not in CHARTS:
-            raise NeurokInputError(f"chart must be one of {CHARTS}, got {self.chart!r}")
-        if self.chart == "bank" and self.barrier > 0:
-            raise NeurokInputError("the prior barrier needs the subspace chart (chart: subspace)")
         if not 1 <= self.surrogate_degree <= 8:
             raise NeurokInputError(f"surrogate_degree must be between 1 and 8, got {self.surrogate_degree}")
         if not 0 <= self.surrogate_refinements <= 10:
@@ -187,31 +174,18 @@ class SimulationSettings:
 FIELDS = {f.name for f in dataclasses.fields(SimulationSettings)}
 
 
-def resolved_chart(settings: SimulationSettings, has_bank: bool) -> tuple[str, Optional[int]]:
-    """(chart, coordinates) that a simulation uses. "auto" is the bank chart with AUTO_BANK_MODES mode
-    (and the deformation coordinates) when the checkpoint has a posterior bank (has_bank) and no prior
-    barrier is asked for (the barrier is written in the subspace's coordinates), else the subspace
-    chart with `coordinates`; "subspace" and "bank" are themselves, with `coordinates`."""
-    if settings.chart != "auto":
-        return settings.chart, settings.coordinates
-    if has_bank and settings.barrier == 0:
-        return "bank", AUTO_BANK_MODES
-    return "subspace", settings.coordinates
-
-
 def _coerce(data: dict) -> dict:
     out = dict(data)
     if "gravity" in out:
         out["gravity"] = tuple(float(g) for g in out["gravity"])
-    for name in ("simulation_points", "output_points", "seed", "surrogate_degree", "surrogate_refinements",
-                 "deformation_coordinates"):
+    for name in ("simulation_points", "output_points", "seed", "surrogate_degree", "surrogate_refinements"):
         if name in out:
             out[name] = int(out[name])
     if out.get("coordinates") is not None:
         out["coordinates"] = int(out["coordinates"])
-    for name in ("duration", "fps", "stiffness", "pin_stiffness", "damping", "mass", "barrier", "contact_tolerance",
-                 "drag_stiffness", "drag_damping", "inertia_ratio", "step_size", "rtol", "atol", "surrogate_radius",
-                 "deformation_stiffness", "joint_damping", "joint_friction", "restitution"):
+    for name in ("duration", "fps", "stiffness", "anchor_stiffness", "pin_stiffness", "damping", "mass", "barrier",
+                 "contact_tolerance", "drag_stiffness", "drag_damping", "inertia_ratio", "step_size", "rtol", "atol",
+                 "surrogate_radius", "joint_damping", "joint_friction", "restitution"):
         if name in out:
             out[name] = float(out[name])
     if "free_base" in out and isinstance(out["free_base"], str):

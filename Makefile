@@ -2,11 +2,12 @@
 VENV    ?= .venv
 PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
+IFSTAMP := $(VENV)/.neurok_interfaces.stamp
 SYSPY   ?= python3
 
 .PHONY: setup lint test test-fast demo bench train clean
 
-setup: $(STAMP)
+setup: $(STAMP) $(IFSTAMP)
 
 $(STAMP): requirements.txt requirements-nodeps.txt setup.py setup.cfg
 	@if [ "$$(id -u)" = "0" ] && ! ldconfig -p | grep -q libusb-1.0.so.0; then \
@@ -19,6 +20,11 @@ $(STAMP): requirements.txt requirements-nodeps.txt setup.py setup.cfg
 	$(PYTHON) -m pip install -q --no-deps -r requirements-nodeps.txt
 	$(PYTHON) -m pip install -q --no-deps --no-build-isolation -e .
 	@touch $(STAMP)
+
+# The ROS 2 interfaces (neurok_interfaces/): build wheels, then cmake + make into the venv (~2 min once).
+$(IFSTAMP): $(STAMP) requirements-interfaces.txt scripts/build_interfaces.py \
+		$(wildcard neurok_interfaces/*.txt neurok_interfaces/*.xml neurok_interfaces/msg/* neurok_interfaces/action/*)
+	$(PYTHON) scripts/build_interfaces.py --venv $(VENV)
 
 lint: setup
 	$(VENV)/bin/ruff check .

@@ -599,6 +599,30 @@ def test_shipped_params_file_loads(ros_context):
         node.destroy_node()
 
 
+def test_rviz_robot_model_reads_the_object_description(ros_context):
+    """config/neurok.rviz shows the URDF: an enabled RobotModel on the node's ~/object_description
+    (std_msgs/String), reliable and transient local like the node's publisher."""
+    import yaml
+    from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
+
+    from neurok_ros.config_files import config_path
+
+    layout = yaml.safe_load(config_path("neurok.rviz").read_text())
+    model = next(d for d in layout["Visualization Manager"]["Displays"]
+                 if d["Class"] == "rviz_default_plugins/RobotModel")
+    topic = model["Description Topic"]
+    assert model["Enabled"] and model["Value"] and model["Description Source"] == "Topic"
+    assert (topic["Reliability Policy"], topic["Durability Policy"]) == ("Reliable", "Transient Local")
+    assert (DESCRIPTION_QOS.reliability, DESCRIPTION_QOS.durability) == (ReliabilityPolicy.RELIABLE,
+                                                                         DurabilityPolicy.TRANSIENT_LOCAL)
+    node = NeurokNode(backend=FakeBackend(), defaults={**default_values(), "warmup": False})
+    try:
+        published = {(p.topic_name, p.msg_type) for p in node.publishers}
+        assert (topic["Value"], String) in published
+    finally:
+        node.destroy_node()
+
+
 def test_simulation_defaults_live_in_simulation_yaml_and_the_params_file_overrides(tmp_path):
     from neurok_ros.config_files import config_path, load_yaml
     from neurok_ros.ros.node_parameters import SIMULATION_PARAMETERS

@@ -8,10 +8,15 @@ the backend's one prediction call; outputs go back out as messages. Bad inputs n
 a callback: each is refused with a DiagnosticStatus ERROR naming the problem, and the last good
 mesh stays in use.
 
+A managed (lifecycle) node: configure loads the model, activate opens the topics, deactivate
+closes them, cleanup releases the model (msg/README.md, "Lifecycle"). With `autostart` (default)
+it configures and activates itself at start.
+
     neurok_node --ros-args --params-file config/neurok.yaml
 """
 from __future__ import annotations
 
+import gc
 import sys
 import time
 from dataclasses import dataclass
@@ -20,9 +25,10 @@ from typing import Optional
 import numpy as np
 import rclpy
 from builtin_interfaces.msg import Time
-from diagnostic_msgs.msg import DiagnosticArray
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import PointStamped
-from rclpy.node import Node
+from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
+from rclpy.timer import Timer
 from sensor_msgs.msg import JointState, PointCloud2
 from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory, MultiDOFJointTrajectory
@@ -55,6 +61,8 @@ from neurok_ros.ros.trajectory_cloud import frames_to_cloud
 from neurok_ros.simulation.surface_index import SurfaceIndex
 
 PLAYBACK_TICK_S = 0.02
+WORKER_STOP_S = 30.0  # how long closing the topics waits for the running job
+IDLE_STATES = ("unconfigured", "inactive", "finalized")  # lifecycle states without topics: WARN
 
 
 @dataclass
@@ -109,13 +117,18 @@ def _is_zero(stamp: Time) -> bool:
     return stamp.sec == 0 and stamp.nanosec == 0
 
 
-class NeurokNode(Node):
-    """The NeuROK prediction node.
+class NeurokNode(LifecycleNode):
+    """The NeuROK prediction node, a managed (lifecycle) node.
+
+    configure loads the model and warms it up; activate opens the topics and starts the worker;
+    deactivate closes them (no message flows while inactive); cleanup releases the model; shutdown
+    does both. /diagnostics is published in every state. With the `autostart` parameter (default
+    true) the constructor configures and activates the node, raising when the model cannot load.
 
     backend: an object with encode(V, F), predict(instance, conditions, settings) -> MotionResult
-    and warm_up(settings) (default: NeurokBackend.load with the checkpoint/device parameters).
+    and warm_up(settings) (default: NeurokBackend.load with the checkpoint/device parameters at
+    each configure; a given backend is the caller's and is taken again at each configure).
     defaults: parameter defaults (default: config/neurok.yaml). Other arguments go to rclpy's Node.
-    The constructor returns once the model is loaded and warmed up; then the node reports ready.
     """
 
     def __init__(self, *, backend=None, node_name: str = NODE_NAME, namespace: Optional[str] = None,
@@ -124,49 +137,101 @@ class NeurokNode(Node):
                          parameter_overrides=parameter_overrides)
         declare_parameters(self, defaults)
         settings = read_settings(self)
-        self.status = NodeStatus(self.get_fully_qualified_name())
-        self._trajectory_pub = self.create_publisher(PointCloud2, "~/trajectory", TRAJECTORY_QOS)
-        self._trajectory_mesh_pub = self.create_publisher(Marker, "~/trajectory_mesh", TRAJECTORY_MESH_QOS)
-        self._markers_pub = self.create_publisher(MarkerArray, "~/markers", MARKERS_QOS)
-        self._diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", DIAGNOSTICS_QOS)
-        self._description_pub = self.create_publisher(String, "~/object_description", DESCRIPTION_QOS)
-        self._joint_trajectory_pub = self.create_publisher(JointTrajectory, "~/joint_trajectory", JOINT_TRAJECTORY_QOS)
-        self._joint_states_pub = self.create_publisher(JointState, "~/joint_states", JOINT_STATES_QOS)
-        self._playback = MarkerPlayback(self._markers_pub)
-        self._joint_playback = JointStatePlayback(self._joint_states_pub, lambda: self.get_clock().now().to_msg())
+        self._given_backend = backend
+        self.backend = None
+        self._cache: Optional[EncodingCache] = None
+        self._configure_error: Optional[Exception] = None
+        self._worker: Optional[LatestOnlyWorker] = None
+        self._inputs: list = []    # subscriptions and timers, only while active
+        self._outputs: list = []   # publishers, only while active
         self._mesh: Optional[CurrentMesh] = None
         self.predictions = 0
+        self.status = NodeStatus(self.get_fully_qualified_name())
+        self.status.set_state("unconfigured", "configure to load the model")
+        # /diagnostics in every state, for the node's whole life
+        self._diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", DIAGNOSTICS_QOS)
+        self._diagnostics_timer = self.create_timer(settings.diagnostics_period, self.publish_diagnostics)
         self.publish_diagnostics()
+        if settings.autostart:
+            self._autostart()
 
+    def _autostart(self) -> None:
+        """configure, then activate; on failure the node is destroyed and the error raised (so
+        neurok_node and `neurok serve` end with it, as they always did)."""
+        if self.trigger_configure() != TransitionCallbackReturn.SUCCESS:
+            error = self._configure_error or RuntimeError("neurok_node could not be configured")
+        elif self.trigger_activate() != TransitionCallbackReturn.SUCCESS:
+            error = RuntimeError("neurok_node could not be activated")
+        else:
+            return
+        self.destroy_node()
+        raise error
+
+    # ---------------------------------------------------------------- lifecycle transitions
+    def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
+        """Load the model and warm it up; FAILURE (logged, on /diagnostics) when it cannot load."""
+        settings = read_settings(self)
+        self._configure_error = None
         try:
-            self.backend = backend if backend is not None else self._load_backend(settings)
-            info = dict(getattr(self.backend, "info", {}) or {})
+            backend = self._given_backend if self._given_backend is not None else self._load_backend(settings)
+            info = dict(getattr(backend, "info", {}) or {})
             self.status.update(**{f"model_{k}": v for k, v in info.items()})
             if settings.warmup:
                 self.status.set_state("loading", "warming up")
                 self.publish_diagnostics()
-                self.status.update(warmup_s=self.backend.warm_up(settings))
+                self.status.update(warmup_s=backend.warm_up(settings))
         except Exception as exc:
             reason = f"model could not be loaded: {type(exc).__name__}: {exc}"
+            self._configure_error = exc
             self.status.set_state("error", reason)
             self.publish_diagnostics()
-            self.get_logger().fatal(reason)
-            raise
-
+            self.get_logger().error(f"configure failed: {reason}")
+            return TransitionCallbackReturn.FAILURE
+        self.backend = backend
         self._cache = EncodingCache(settings.cache_size)
-        # a waiting mesh runs first, then an observation, then an action (which starts from both)
-        self._worker = LatestOnlyWorker(self._run_job, kinds=("mesh", "observation", "action"),
-                                        on_error=self._job_crashed, name="neurok_worker")
-        self.create_timer(settings.diagnostics_period, self.publish_diagnostics)
-        self.create_timer(PLAYBACK_TICK_S, self._playback.tick)
-        self.create_timer(PLAYBACK_TICK_S, self._joint_playback.tick)
-        self.create_subscription(Marker, "~/mesh", self._on_mesh, MESH_QOS)
-        self.create_subscription(MultiDOFJointTrajectory, "~/action", self._on_action, ACTION_QOS)
-        self.create_subscription(PointStamped, "~/clicked_point", self._on_click, CLICKED_POINT_QOS)
-        self.create_subscription(PointCloud2, "~/observation", self._on_observation, OBSERVATION_QOS)
-        self.status.set_state("ready", "waiting for a mesh")
+        self.status.set_state("inactive", "activate to open the topics")
+        self.publish_diagnostics()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        """Open the topics and start the worker."""
+        self._open_topics()
+        self.status.set_state("ready", "" if self._mesh is not None else "waiting for a mesh")
         self.publish_diagnostics()
         self.get_logger().info(f"ready: {self.resolve_topic_name('~/mesh')}, {self.resolve_topic_name('~/action')}")
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        """Close the topics (the running job finishes first); the model and the mesh in use stay."""
+        self._close_topics()
+        self.status.set_state("inactive", "activate to open the topics")
+        self.publish_diagnostics()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
+        """Release the model, its encodings and the mesh in use."""
+        self._release_model()
+        self.status.set_state("unconfigured", "configure to load the model")
+        self.publish_diagnostics()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
+        """From any primary state: close the topics, release the model, publish a last /diagnostics."""
+        self._close_topics()
+        self._release_model()
+        self.status.set_state("finalized")
+        self.publish_diagnostics()
+        self.destroy_timer(self._diagnostics_timer)
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
+        """A transition raised: back to unconfigured, with the topics closed and the model released."""
+        self.get_logger().error(f"a transition from '{state.label}' raised; the node is unconfigured again")
+        self._close_topics()
+        self._release_model()
+        self.status.set_state("error", f"a transition from '{state.label}' failed; configure again")
+        self.publish_diagnostics()
+        return TransitionCallbackReturn.SUCCESS
 
     # ---------------------------------------------------------------- set-up and tear-down
     def _load_backend(self, settings):
@@ -176,15 +241,64 @@ class NeurokNode(Node):
         self.publish_diagnostics()
         return NeurokBackend.load(settings.checkpoint, settings.device, settings.threads)
 
+    def _open_topics(self) -> None:
+        """Publishers, subscriptions, playback timers and the worker: what exists only while active."""
+        publish = self.create_publisher
+        self._trajectory_pub = publish(PointCloud2, "~/trajectory", TRAJECTORY_QOS)
+        self._trajectory_mesh_pub = publish(Marker, "~/trajectory_mesh", TRAJECTORY_MESH_QOS)
+        self._markers_pub = publish(MarkerArray, "~/markers", MARKERS_QOS)
+        self._description_pub = publish(String, "~/object_description", DESCRIPTION_QOS)
+        self._joint_trajectory_pub = publish(JointTrajectory, "~/joint_trajectory", JOINT_TRAJECTORY_QOS)
+        self._joint_states_pub = publish(JointState, "~/joint_states", JOINT_STATES_QOS)
+        self._outputs = [self._trajectory_pub, self._trajectory_mesh_pub, self._markers_pub, self._description_pub,
+                         self._joint_trajectory_pub, self._joint_states_pub]
+        self._playback = MarkerPlayback(self._markers_pub)
+        self._joint_playback = JointStatePlayback(self._joint_states_pub, lambda: self.get_clock().now().to_msg())
+        # a waiting mesh runs first, then an observation, then an action (which starts from both)
+        self._worker = LatestOnlyWorker(self._run_job, kinds=("mesh", "observation", "action"),
+                                        on_error=self._job_crashed, name="neurok_worker")
+        self._inputs = [
+            self.create_timer(PLAYBACK_TICK_S, self._playback.tick),
+            self.create_timer(PLAYBACK_TICK_S, self._joint_playback.tick),
+            self.create_subscription(Marker, "~/mesh", self._on_mesh, MESH_QOS),
+            self.create_subscription(MultiDOFJointTrajectory, "~/action", self._on_action, ACTION_QOS),
+            self.create_subscription(PointStamped, "~/clicked_point", self._on_click, CLICKED_POINT_QOS),
+            self.create_subscription(PointCloud2, "~/observation", self._on_observation, OBSERVATION_QOS),
+        ]
+
+    def _close_topics(self) -> None:
+        """Inputs first (no new job), then the worker (its running job finishes, up to
+        WORKER_STOP_S), then the publishers."""
+        for entity in self._inputs:
+            if isinstance(entity, Timer):
+                self.destroy_timer(entity)
+            else:
+                self.destroy_subscription(entity)
+        self._inputs = []
+        if self._worker is not None:
+            self._worker.stop(WORKER_STOP_S)
+            self._worker = None
+        for publisher in self._outputs:
+            self.destroy_publisher(publisher)
+        self._outputs = []
+
+    def _release_model(self) -> None:
+        """Drop the backend, the encodings and the mesh in use; return freed CUDA memory to the device."""
+        self.backend = self._cache = self._mesh = None
+        gc.collect()
+        torch = sys.modules.get("torch")  # the model was never loaded when torch was never imported
+        if torch is not None and torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
     def destroy_node(self):
-        worker = getattr(self, "_worker", None)
+        worker = self._worker
         if worker is not None:
             worker.stop()
         return super().destroy_node()
 
     def wait_idle(self, timeout: float) -> bool:
         """Block until the worker has nothing running or waiting (for scripts and tests)."""
-        return self._worker.wait_idle(timeout)
+        return self._worker is None or self._worker.wait_idle(timeout)
 
     @property
     def mesh(self) -> Optional[CurrentMesh]:
@@ -194,10 +308,13 @@ class NeurokNode(Node):
     # ---------------------------------------------------------------- reporting
     def publish_diagnostics(self) -> None:
         self.status.update(predictions=self.predictions, **self._queue_values())
-        self._diagnostics_pub.publish(self.status.to_array(self.get_clock().now().to_msg()))
+        array = self.status.to_array(self.get_clock().now().to_msg())
+        if self.status.state in IDLE_STATES:  # NodeStatus would call any other state an ERROR
+            array.status[0].level = DiagnosticStatus.WARN
+        self._diagnostics_pub.publish(array)
 
     def _queue_values(self) -> dict:
-        worker = getattr(self, "_worker", None)
+        worker = self._worker
         if worker is None:
             return {}
         return {"superseded_actions": worker.superseded["action"], "superseded_meshes": worker.superseded["mesh"],
@@ -211,6 +328,9 @@ class NeurokNode(Node):
         self.publish_diagnostics()
 
     def _job_crashed(self, kind: str, exc: BaseException) -> None:
+        if self._worker is None:  # a job that outlived WORKER_STOP_S found the topics closed
+            self.get_logger().warning(f"{kind} job dropped, the topics closed: {type(exc).__name__}: {exc}")
+            return
         reason = f"{kind} job failed: {type(exc).__name__}: {exc}"
         self.get_logger().error(reason)
         self.status.set_state("error", reason)

@@ -1,0 +1,102 @@
+"""The PredictMotion action (neurok_interfaces/action/PredictMotion, msg/README.md "Typed interfaces"):
+a goal's settings overrides, and an rclpy ActionServer that hands each goal to a prediction function.
+
+The node attaches it with its own prediction: `PredictMotionServer(node, predict)`, where
+`predict(goal, overrides, feedback) -> PredictMotion.Result`:
+  goal       the PredictMotion.Goal (mesh marker as ~/mesh, contacts as ~/action);
+  overrides  goal_overrides(goal): {parameter: value} of the settings the goal sets (duration s, fps,
+             gravity (x, y, z) m/s^2, free_base); the node's parameters hold for the others;
+  feedback   feedback(progress 0..1, stage) publishes a PredictMotion.Feedback and returns False once
+             the client has asked to cancel: predict should then stop and return (any Result); the
+             goal ends CANCELED.
+A goal with an invalid setting is rejected; a cancel request is always accepted; an exception from
+predict aborts the goal with summary_json {"error": "<type>: <message>"}.
+"""
+from __future__ import annotations
+
+import json
+import math
+from typing import Callable
+
+from neurok_interfaces.action import PredictMotion
+
+ACTION_NAME = "~/predict_motion"
+FREE_BASE_VALUES = {PredictMotion.Goal.FREE_BASE_OFF: False, PredictMotion.Goal.FREE_BASE_ON: True}
+
+Feedback = Callable[[float, str], bool]
+Predict = Callable[[object, dict, Feedback], object]
+
+
+def goal_overrides(goal) -> dict:
+    """{parameter: value} of the settings a PredictMotion goal overrides (0, empty or FREE_BASE_DEFAULT:
+    the node's parameter); ValueError naming an invalid one. Ranges beyond these are the node's to check."""
+    overrides: dict = {}
+    for name in ("duration", "fps"):
+        value = float(getattr(goal, name))
+        if not math.isfinite(value) or value < 0.0:
+            raise ValueError(f"{name} must be a finite number >= 0 (0: the node's parameter), got {value!r}")
+        if value > 0.0:
+            overrides[name] = value
+    gravity = [float(g) for g in goal.gravity]
+    if gravity:
+        if len(gravity) != 3 or not all(math.isfinite(g) for g in gravity):
+            raise ValueError(f"gravity must be empty (the node's parameter) or 3 finite numbers, got {gravity}")
+        overrides["gravity"] = tuple(gravity)
+    if goal.free_base != PredictMotion.Goal.FREE_BASE_DEFAULT:
+        if goal.free_base not in FREE_BASE_VALUES:
+            raise ValueError(f"free_base must be FREE_BASE_DEFAULT (0), FREE_BASE_OFF (1) or FREE_BASE_ON (2), got "
+                             f"{goal.free_base}")
+        overrides["free_base"] = FREE_BASE_VALUES[goal.free_base]
+    return overrides
+
+
+class PredictMotionServer:
+    """An ActionServer of PredictMotion named `name` on `node`, running predict(goal, overrides, feedback)
+    for each accepted goal (see the module docstring). Its callbacks are in a reentrant group, so that
+    with a MultiThreadedExecutor cancel requests are answered while a goal runs."""
+
+    def __init__(self, node, predict: Predict, name: str = ACTION_NAME, callback_group=None):
+        from rclpy.action import ActionServer
+        from rclpy.callback_groups import ReentrantCallbackGroup
+
+        self._node = node
+        self._predict = predict
+        self._server = ActionServer(node, PredictMotion, name, execute_callback=self._execute,
+                                    goal_callback=self._on_goal, cancel_callback=self._on_cancel,
+                                    callback_group=callback_group or ReentrantCallbackGroup())
+
+    def _on_goal(self, goal):
+        from rclpy.action import GoalResponse
+
+        try:
+            goal_overrides(goal)
+        except ValueError as exc:
+            self._node.get_logger().warning(f"rejected a PredictMotion goal: {exc}")
+            return GoalResponse.REJECT
+        return GoalResponse.ACCEPT
+
+    def _on_cancel(self, goal_handle):
+        from rclpy.action import CancelResponse
+
+        return CancelResponse.ACCEPT
+
+    def _execute(self, goal_handle):
+        def feedback(progress: float, stage: str) -> bool:
+            progress = min(max(float(progress), 0.0), 1.0) if math.isfinite(progress) else 0.0
+            goal_handle.publish_feedback(PredictMotion.Feedback(progress=progress, stage=str(stage)))
+            return not goal_handle.is_cancel_requested
+
+        try:
+            result = self._predict(goal_handle.request, goal_overrides(goal_handle.request), feedback)
+        except Exception as exc:  # any failure of a prediction ends its goal, never the node
+            self._node.get_logger().error(f"PredictMotion goal aborted: {type(exc).__name__}: {exc}")
+            goal_handle.abort()
+            return PredictMotion.Result(summary_json=json.dumps({"error": f"{type(exc).__name__}: {exc}"}))
+        if goal_handle.is_cancel_requested:
+            goal_handle.canceled()
+        else:
+            goal_handle.succeed()
+        return result if result is not None else PredictMotion.Result()
+
+    def destroy(self) -> None:
+        self._server.destroy()

@@ -17,6 +17,7 @@ from neurok_ros.strict_json import json_line
 
 def register(subparsers) -> None:
     from neurok_ros.cli.model_options import add_model_options
+    from neurok_ros.cli.setting_flags import add_setting_flags
 
     parser = subparsers.add_parser(
         "simulate", help="simulate a mesh's motion (rigid parts in joint coordinates, or the learned latent "
@@ -41,36 +42,12 @@ def register(subparsers) -> None:
     parser.add_argument("--pin-box", nargs=6, type=float, action="append",
                         metavar=("X0", "Y0", "Z0", "X1", "Y1", "Z1"),
                         help="hold the surface inside this box (mesh frame, m) at its input pose, e.g. a "
-                             "base on a table or a frame in a wall (repeatable; stiffness: --pin-stiffness)")
-    parser.add_argument("--pin-stiffness", type=float, help="k_pin of the pin boxes, 1/s^2 (per kg)")
+                             "base on a table or a frame in a wall (repeatable; its spring: --pin-stiffness)")
     parser.add_argument("--articulation", default="auto", metavar="auto|none|FILE",
                         help="auto (default): read the parts and joints (neurok articulate) and, when there are "
                              "joints, simulate the rigid parts in joint coordinates; none: no readout, the "
                              "learned latent chart (a free soft body); FILE: a readout saved by "
                              "`neurok articulate --out`")
-    parser.add_argument("--free-base", action="store_true", default=None,
-                        help="articulated objects: let the root part float as a free rigid body (default: "
-                             "anchored to the world, the URDF convention)")
-    parser.add_argument("--joint-damping", type=float, help="N m s/rad (revolute) or N s/m (prismatic)")
-    parser.add_argument("--joint-friction", type=float, help="Coulomb friction of every joint, N m or N")
-    parser.add_argument("--restitution", type=float, help="of the joint limits, 0 (stop) to 1 (bounce)")
-    parser.add_argument("--gravity", nargs=3, type=float, metavar=("GX", "GY", "GZ"), help="m/s^2")
-    parser.add_argument("--stiffness", type=float,
-                        help="strain energy k_s of an object without joints (zero for rigid motions), 1/s^2")
-    parser.add_argument("--anchor-stiffness", type=float,
-                        help="spring k_a pulling every point back toward the input pose, 1/s^2 (default 0: none)")
-    parser.add_argument("--damping", type=float, help="mass-proportional damping c, 1/s")
-    parser.add_argument("--mass", type=float, help="object mass, kg")
-    parser.add_argument("--barrier", type=float, help="prior barrier k_p, J per unit z^2")
-    parser.add_argument("--duration", type=float, help="seconds to simulate")
-    parser.add_argument("--fps", type=float, help="output frames per second")
-    parser.add_argument("--method", help="integrator: dopri5 (adaptive, rtol from the config) or rk4 (fixed --step)")
-    parser.add_argument("--step", type=float, dest="step_size", help="rk4 step, s")
-    parser.add_argument("--dynamics-map", choices=("polynomial", "decoder"),
-                        help="what the solver differentiates: a polynomial fitted to the decoder (default, "
-                             "fast) or the attention decoder itself (docs/physics.md compares them)")
-    parser.add_argument("--coordinates", type=int, help="at most this many simulated latent directions")
-    parser.add_argument("--points", type=int, dest="simulation_points", help="simulation points")
     parser.add_argument("--config", help="settings YAML replacing config/simulation.yaml")
     parser.add_argument("--out", required=True, help="trajectory .npz")
     parser.add_argument("--gif", help="also render the motion to this GIF")
@@ -80,6 +57,7 @@ def register(subparsers) -> None:
     parser.add_argument("--threads", type=int,
                         help="torch CPU threads (default: torch's, all cores). Use 1 on a busy machine, "
                              "where more threads than free cores slow the run down")
+    add_setting_flags(parser)
     add_model_options(parser)
     parser.set_defaults(func=run)
 
@@ -133,6 +111,7 @@ def run(args) -> int:
     import torch
 
     from neurok_ros.cli.model_options import load_model_from_args
+    from neurok_ros.cli.setting_flags import setting_overrides
     from neurok_ros.geometry.mesh_io import load_mesh
     from neurok_ros.kinematics.instance import encode_mesh
     from neurok_ros.simulation.predict import bind_actions, predict_motion
@@ -146,15 +125,8 @@ def run(args) -> int:
             raise NeurokInputError(f"--threads must be at least 1, got {args.threads}")
         torch.set_num_threads(args.threads)
     base = default_settings(args.config)
-    settings = settings_from({
-        "gravity": args.gravity, "stiffness": args.stiffness, "damping": args.damping, "mass": args.mass,
-        "barrier": args.barrier, "duration": args.duration, "fps": args.fps, "method": args.method,
-        "step_size": args.step_size, "dynamics_map": args.dynamics_map, "coordinates": args.coordinates,
-        "anchor_stiffness": args.anchor_stiffness, "simulation_points": args.simulation_points,
-        "pushes": push_specs(args.force) if args.force else None,
-        "pins": pin_boxes(args.pin_box) if args.pin_box else None, "pin_stiffness": args.pin_stiffness,
-        "free_base": args.free_base, "joint_damping": args.joint_damping, "joint_friction": args.joint_friction,
-        "restitution": args.restitution}, base=base)
+    settings = settings_from({**setting_overrides(args), "pushes": push_specs(args.force) if args.force else None,
+                              "pins": pin_boxes(args.pin_box) if args.pin_box else None}, base=base)
     conditions = _conditions(args)
     V, F = load_mesh(args.mesh)
     bind_actions(V, F, conditions, settings)  # reject far contacts before loading the model

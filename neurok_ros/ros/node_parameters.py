@@ -1,13 +1,13 @@
-"""Parameters of neurok_node: descriptors (type, range, description) here; default values in one
-place each. The simulation parameters (SIMULATION_PARAMETERS) take the names, units and defaults of
-config/simulation.yaml, the defaults of `neurok simulate` too; the node's own parameters (model,
-inputs, outputs) take theirs from config/neurok.yaml (ROS 2 params-file format, section
-`neurok_node: ros__parameters:`), which may also override simulation values. The same file serves
-as `--ros-args --params-file config/neurok.yaml`.
+"""Parameters of neurok_node: descriptors (type, range, description) and default values, each in one
+place. The simulation parameters (SIMULATION_PARAMETERS) are generated from the settings' own
+declaration (simulation/settings.py: names, units, ranges, descriptions) and take their defaults
+from config/simulation.yaml, as `neurok simulate` does; the node's own parameters (model, inputs,
+outputs) are declared here and take their defaults from config/neurok.yaml (ROS 2 params-file
+format, section `neurok_node: ros__parameters:`), which may also override simulation values. The
+same file serves as `--ros-args --params-file config/neurok.yaml`.
 
 Every parameter is re-read at the start of each prediction, so `ros2 param set` takes effect on the
-next action; the read-only ones (model, device) only at start. The simulation settings the node does
-not expose (rtol, atol, inertia_ratio, seed) come from config/simulation.yaml.
+next action; the read-only ones (model, device) only at start.
 
 A params file's node key must match the node's fully qualified name: `neurok_node:` for the node at
 the root namespace, `/**/neurok_node:` or `/**:` for any namespace.
@@ -21,7 +21,7 @@ from typing import Optional
 
 from neurok_ros.config_files import config_path, load_yaml
 from neurok_ros.errors import NeurokInputError
-from neurok_ros.simulation.settings import DERIVATIVES, DYNAMICS_MAPS, METHODS, pin_boxes
+from neurok_ros.simulation.settings import pin_boxes, setting_problem, setting_specs
 
 NODE_NAME = "neurok_node"
 PARAMS_FILE = "neurok.yaml"
@@ -60,47 +60,10 @@ SPECS = (
                   "false: stay unconfigured until the lifecycle services say so", read_only=True),
     # frames
     ParameterSpec("frame_id", "string", "frame assumed for inputs whose header.frame_id is empty"),
-    # simulation: the same names, units and defaults as config/simulation.yaml (docs/physics.md)
-    ParameterSpec("duration", "double", "simulated time span, s", 0.01, 600.0),
-    ParameterSpec("fps", "double", "output frames per second; T = round(duration * fps) + 1", 0.1, 1000.0),
-    ParameterSpec("gravity", "double_array", "gravitational acceleration (x, y, z), m/s^2, mesh frame",
-                  constraints="3 finite numbers"),
-    ParameterSpec("stiffness", "double", "strain energy k_s of an object without joints (zero for rigid "
-                  "motions), 1/s^2", 0.0, 1.0e8),
-    ParameterSpec("anchor_stiffness", "double", "spring k_a pulling every point toward the input pose, 1/s^2; "
-                  "0: none", 0.0, 1.0e8),
+    # simulation: generated from simulation/settings.py (SIMULATION_SPECS below), then:
     ParameterSpec("pin_boxes", "double_array", "boxes whose surface is held in place (a base on a table, a frame "
                   "in a wall): 6 numbers each, X0 Y0 Z0 X1 Y1 Z1, mesh frame, m; unset or empty: none",
                   constraints="a multiple of 6 finite numbers with X0 <= X1, Y0 <= Y1, Z0 <= Z1"),
-    ParameterSpec("pin_stiffness", "double", "spring k_pin holding the pinned surface, 1/s^2 (per kg)", 0.0, 1.0e9),
-    ParameterSpec("damping", "double", "mass-proportional damping c, 1/s", 0.0, 1.0e6),
-    ParameterSpec("mass", "double", "total mass of the object, kg", 1.0e-9, 1.0e9),
-    ParameterSpec("barrier", "double", "prior barrier k_p, J per unit z^2", 0.0, 1.0e9),
-    ParameterSpec("contact_tolerance", "double",
-                  "largest distance of a contact from the mesh surface, as a fraction of the bounding-box "
-                  "diagonal", 1.0e-9, 10.0),
-    ParameterSpec("drag_stiffness", "double", "spring pulling a dragged contact toward its path, N/m", 0.0, 1.0e9),
-    ParameterSpec("drag_damping", "double", "damper on a dragged contact's velocity relative to its path, N s/m",
-                  0.0, 1.0e9),
-    ParameterSpec("simulation_points", "integer", "surface points that carry the mass", 4, 1_000_000),
-    ParameterSpec("coordinates", "integer", "at most this many simulated latent directions; 0: all", 0, 1024),
-    ParameterSpec("method", "string", "integrator: dp45 (lean adaptive Dormand-Prince) or a torchdiffeq method",
-                  constraints=_one_of(METHODS)),
-    ParameterSpec("step_size", "double", "rk4 (fixed-step) step, s", 1.0e-6, 10.0),
-    ParameterSpec("derivatives", "string", "how the decoder map is differentiated", constraints=_one_of(DERIVATIVES)),
-    ParameterSpec("dynamics_map", "string", "what the solver differentiates: a polynomial fitted to the decoder "
-                  "(fast) or the decoder itself", constraints=_one_of(DYNAMICS_MAPS)),
-    ParameterSpec("surrogate_degree", "integer", "degree of the polynomial map", 1, 8),
-    ParameterSpec("surrogate_radius", "double", "radius of the polynomial's first samples, latent units",
-                  1.0e-3, 1.0e3),
-    ParameterSpec("surrogate_refinements", "integer", "refits of the polynomial along the solved trajectory", 0, 10),
-    ParameterSpec("output_points", "integer", "meshes with more vertices are driven by this many decoded samples",
-                  4, 10_000_000),
-    ParameterSpec("free_base", "bool", "articulated objects: the root part floats as a free rigid body "
-                  "(false: anchored to the world, the URDF convention)"),
-    ParameterSpec("joint_damping", "double", "damping of every joint, N m s/rad or N s/m", 0.0, 1.0e9),
-    ParameterSpec("joint_friction", "double", "Coulomb friction of every joint, N m or N", 0.0, 1.0e9),
-    ParameterSpec("restitution", "double", "of the joint limits: 0 stops a part there, 1 bounces it back", 0.0, 1.0),
     ParameterSpec("articulation", "string", "auto: read each mesh's parts and joints (neurok articulate) and "
                   "simulate an object with joints in joint coordinates, its parts rigid; none: the learned "
                   "latent chart", constraints="auto or none"),
@@ -127,15 +90,23 @@ SPECS = (
     ParameterSpec("playback_loop", "bool", "repeat the playback until the next prediction"),
     ParameterSpec("diagnostics_period", "double", "seconds between periodic /diagnostics messages", 0.05, 3600.0),
 )
+SETTINGS = {name: (kind, setting) for name, kind, setting in setting_specs()}
+SIMULATION_PARAMETERS = tuple(SETTINGS)
+
+
+def _simulation_spec(name: str, kind: str, setting) -> ParameterSpec:
+    """The node parameter of a simulation setting (its Setting: simulation/settings.py)."""
+    if kind == "vector3":
+        return ParameterSpec(name, "double_array", setting.help, constraints="3 finite numbers")
+    ranged = setting.low is not None and setting.high is not None
+    constraints = (_one_of(setting.choices) if setting.choices else "positive" if setting.positive else "")
+    return ParameterSpec(name, kind, setting.help, setting.low if ranged else None, setting.high if ranged else None,
+                         constraints=constraints)
+
+
+SPECS = SPECS + tuple(_simulation_spec(name, kind, setting) for name, (kind, setting) in SETTINGS.items())
 SPEC_BY_NAME = {spec.name: spec for spec in SPECS}
-SIMULATION_PARAMETERS = ("duration", "fps", "gravity", "stiffness", "anchor_stiffness", "pin_stiffness", "damping",
-                         "mass", "barrier", "contact_tolerance", "drag_stiffness", "drag_damping",
-                         "simulation_points", "coordinates", "method", "step_size", "derivatives", "dynamics_map",
-                         "surrogate_degree",
-                         "surrogate_radius", "surrogate_refinements", "output_points", "free_base",
-                         "joint_damping", "joint_friction", "restitution")
-_CHOICES = {"method": METHODS, "derivatives": DERIVATIVES, "dynamics_map": DYNAMICS_MAPS,
-            "articulation": ("auto", "none")}
+_CHOICES = {"articulation": ("auto", "none")}
 
 
 def _simulation_overrides(self) -> dict:
@@ -197,6 +168,10 @@ def _is_number(value) -> bool:
 
 def check_value(spec: ParameterSpec, value) -> Optional[str]:
     """None when `value` suits `spec`, else a one-line reason."""
+    if spec.name in SETTINGS:
+        kind, setting = SETTINGS[spec.name]
+        problem = setting_problem(spec.name, kind, setting, list(value) if isinstance(value, tuple) else value)
+        return None if problem is None else f"parameter {problem}"
     kind = spec.kind
     if kind == "double" and not _is_number(value):
         return f"parameter {spec.name} must be a number, got {value!r}"
@@ -211,10 +186,6 @@ def check_value(spec: ParameterSpec, value) -> Optional[str]:
             return f"parameter {spec.name} must be finite, got {value!r}"
         if (spec.low is not None and value < spec.low) or (spec.high is not None and value > spec.high):
             return f"parameter {spec.name} = {value!r} is outside [{spec.low:g}, {spec.high:g}]"
-    if spec.name == "gravity":
-        if (not isinstance(value, (list, tuple)) or len(value) != 3
-                or not all(_is_number(v) and math.isfinite(v) for v in value)):
-            return f"parameter gravity must be 3 finite numbers, got {value!r}"
     if spec.name == "pin_boxes":
         if (not isinstance(value, (list, tuple)) or len(value) % 6
                 or not all(_is_number(v) and math.isfinite(v) for v in value)):

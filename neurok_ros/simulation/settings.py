@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 import numpy as np
@@ -63,50 +63,88 @@ class PinBox:
 
 
 @dataclass(frozen=True)
-class SimulationSettings:
-    """duration s; fps frames/s; gravity (3,) m/s^2; stiffness k_s 1/s^2 (the strain energy, zero for
-    rigid motions); anchor_stiffness k_a 1/s^2 (a spring toward the input pose, 0 unless asked for);
-    pin_stiffness k_pin 1/s^2 (on the surface inside the pins: PinBox tuple); damping c 1/s; mass kg;
-    barrier k_p J per unit z^2; contact_tolerance (fraction of the bounding-box diagonal);
-    drag_stiffness N/m; drag_damping N s/m;
-    simulation_points; coordinates (max simulated directions); inertia_ratio; method (torchdiffeq);
-    step_size s; rtol / atol (adaptive methods); derivatives "auto" | "fd" | "ad"; dynamics_map
-    "polynomial" | "decoder" (what the solver differentiates: simulation/surrogate.py);
-    surrogate_degree, surrogate_radius (latent units), surrogate_refinements; output_points;
-    seed; articulated objects (the joints chart, simulation/articulated_chart.py): free_base (the root
-    floats as a 6-DoF body instead of being anchored), joint_damping (N m s/rad or N s/m),
-    joint_friction (N m or N), restitution of the joint limits in [0, 1]; pushes: PushSpec tuple."""
+class Setting:
+    """What a simulation setting is, declared once beside its field: unit, description, inclusive
+    range (low, high; `positive`: low excluded), choices, and its command-line flag ("" for
+    --name-with-dashes). config/simulation.yaml holds the defaults; this metadata generates the
+    settings' validation, the node's parameter specs (ros/node_parameters.py) and the flags of
+    `neurok simulate` (cli/setting_flags.py)."""
 
-    duration: float
-    fps: float
-    gravity: tuple
-    stiffness: float
-    anchor_stiffness: float
-    pin_stiffness: float
-    damping: float
-    mass: float
-    barrier: float
-    contact_tolerance: float
-    drag_stiffness: float
-    drag_damping: float
-    simulation_points: int
-    coordinates: Optional[int]
-    inertia_ratio: float
-    method: str
-    step_size: float
-    rtol: float
-    atol: float
-    derivatives: str
-    dynamics_map: str
-    surrogate_degree: int
-    surrogate_radius: float
-    surrogate_refinements: int
-    output_points: int
-    seed: int
-    free_base: bool
-    joint_damping: float
-    joint_friction: float
-    restitution: float
+    unit: str
+    description: str
+    low: Optional[float] = None
+    high: Optional[float] = None
+    positive: bool = False
+    choices: tuple = ()
+    flag: str = ""
+
+    @property
+    def help(self) -> str:
+        """One line for --help and the node's parameter description."""
+        return self.description + (f", {self.unit}" if self.unit else "")
+
+
+def setting(unit: str, description: str, low: Optional[float] = None, high: Optional[float] = None,
+            **more):
+    """A dataclass field carrying its Setting (no default: defaults live in config/simulation.yaml)."""
+    return field(metadata={"setting": Setting(unit, description, low, high, **more)})
+
+
+# Kinds of setting, from the field's annotation: what the node declares and the CLI parses.
+KINDS = {"float": "double", "int": "integer", "Optional[int]": "integer", "str": "string", "bool": "bool",
+         "tuple": "vector3"}
+
+
+@dataclass(frozen=True)
+class SimulationSettings:
+    """Everything predict_motion needs besides the instance and the contacts: one field per setting
+    (unit, range and meaning in its Setting), then pushes (PushSpec tuple) and pins (PinBox tuple).
+    Objects with joints use the joints chart's settings (free_base, joint_damping, joint_friction,
+    restitution); the others the latent chart's (stiffness, coordinates, the surrogate's, ...)."""
+
+    duration: float = setting("s", "simulated time span", 0.0, 3600.0, positive=True)
+    fps: float = setting("1/s", "output frames per second; T = round(duration * fps) + 1", 0.0, 1000.0,
+                         positive=True)
+    gravity: tuple = setting("m/s^2", "gravitational acceleration (x, y, z), mesh frame")
+    stiffness: float = setting("1/s^2", "strain energy k_s of an object without joints (zero for rigid motions)",
+                               0.0, 1.0e8)
+    anchor_stiffness: float = setting("1/s^2", "spring k_a pulling every point back toward the input pose; 0: none",
+                                      0.0, 1.0e8)
+    pin_stiffness: float = setting("1/s^2", "spring k_pin holding the surface inside the pin boxes (per kg)",
+                                   0.0, 1.0e9)
+    damping: float = setting("1/s", "mass-proportional damping c", 0.0, 1.0e6)
+    mass: float = setting("kg", "total mass of the object", 0.0, 1.0e9, positive=True)
+    barrier: float = setting("J per unit z^2", "prior barrier k_p", 0.0, 1.0e9)
+    contact_tolerance: float = setting("", "largest distance of a contact or push point from the surface, as a "
+                                       "fraction of the bounding-box diagonal", 0.0, 10.0, positive=True)
+    drag_stiffness: float = setting("N/m", "spring pulling a dragged contact toward its path", 0.0, 1.0e9)
+    drag_damping: float = setting("N s/m", "damper on a dragged contact's velocity relative to its path",
+                                  0.0, 1.0e9)
+    simulation_points: int = setting("", "surface points that carry the mass", 4, 1_000_000, flag="--points")
+    coordinates: Optional[int] = setting("", "at most this many simulated latent directions (0 or null: all)",
+                                         0, 1024)
+    inertia_ratio: float = setting("", "keep the latent directions with at least this fraction of the largest "
+                                   "inertia", 0.0, 1.0)
+    method: str = setting("", "integrator: dp45 (lean adaptive Dormand-Prince) or a torchdiffeq method",
+                          choices=METHODS)
+    step_size: float = setting("s", "fixed-step (rk4) step", 0.0, 10.0, positive=True, flag="--step")
+    rtol: float = setting("", "relative tolerance of the adaptive integrators", 0.0, 1.0, positive=True)
+    atol: float = setting("", "absolute tolerance of the adaptive integrators", 0.0, 1.0, positive=True)
+    derivatives: str = setting("", "how the decoder map is differentiated", choices=DERIVATIVES)
+    dynamics_map: str = setting("", "what the solver differentiates: a polynomial fitted to the decoder (fast) "
+                                "or the decoder itself", choices=DYNAMICS_MAPS)
+    surrogate_degree: int = setting("", "degree of the polynomial map", 1, 8)
+    surrogate_radius: float = setting("latent units", "radius of the polynomial's first samples", 0.0, 1.0e3,
+                                      positive=True)
+    surrogate_refinements: int = setting("", "refits of the polynomial along the solved trajectory", 0, 10)
+    output_points: int = setting("", "meshes with more vertices are driven by this many decoded samples",
+                                 4, 10_000_000)
+    seed: int = setting("", "seed of the surface sampling", 0, 2 ** 31 - 1)
+    free_base: bool = setting("", "objects with joints: the root part floats as a free rigid body (default: "
+                              "anchored to the world, the URDF convention)")
+    joint_damping: float = setting("N m s/rad or N s/m", "damping of every joint", 0.0, 1.0e9)
+    joint_friction: float = setting("N m or N", "Coulomb friction of every joint", 0.0, 1.0e9)
+    restitution: float = setting("", "of the joint limits: 0 stops a part there, 1 bounces it back", 0.0, 1.0)
     pushes: tuple = ()
     pins: tuple = ()
 
@@ -123,47 +161,12 @@ class SimulationSettings:
 
     def validate(self) -> "SimulationSettings":
         """Raise NeurokInputError (ActionError for forces) naming the first bad value; return self."""
-        def positive(name):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-                raise NeurokInputError(f"{name} must be a positive number, got {value!r}")
-
-        def non_negative(name):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
-                raise NeurokInputError(f"{name} must be a non-negative number, got {value!r}")
-
-        for name in ("duration", "fps", "mass", "contact_tolerance", "step_size", "rtol", "atol",
-                     "surrogate_radius"):
-            positive(name)
-        for name in ("stiffness", "anchor_stiffness", "pin_stiffness", "damping", "barrier", "drag_stiffness",
-                     "drag_damping", "inertia_ratio", "joint_damping", "joint_friction"):
-            non_negative(name)
-        if not (isinstance(self.restitution, (int, float)) and 0.0 <= self.restitution <= 1.0):
-            raise NeurokInputError(f"restitution must be between 0 and 1, got {self.restitution!r}")
-        if not isinstance(self.free_base, bool):
-            raise NeurokInputError(f"free_base must be true or false, got {self.free_base!r}")
-        if len(self.gravity) != 3 or not all(math.isfinite(float(g)) for g in self.gravity):
-            raise ActionError(f"gravity must be 3 finite numbers (m/s^2), got {list(self.gravity)}")
+        for name, kind, spec in setting_specs():
+            problem = setting_problem(name, kind, spec, getattr(self, name))
+            if problem:
+                raise (ActionError if name == "gravity" else NeurokInputError)(problem)
         if self.num_frames > 100_000:
             raise NeurokInputError(f"duration * fps = {self.num_frames - 1} frames is too many (max 100000)")
-        if self.simulation_points < 4:
-            raise NeurokInputError(f"simulation_points must be at least 4, got {self.simulation_points}")
-        if self.output_points < 4:
-            raise NeurokInputError(f"output_points must be at least 4, got {self.output_points}")
-        if self.coordinates is not None and self.coordinates < 1:
-            raise NeurokInputError(f"coordinates must be at least 1 (or null for all), got {self.coordinates}")
-        if self.method not in METHODS:
-            raise NeurokInputError(f"method must be one of {METHODS}, got {self.method!r}")
-        if self.derivatives not in DERIVATIVES:
-            raise NeurokInputError(f"derivatives must be one of {DERIVATIVES}, got {self.derivatives!r}")
-        if self.dynamics_map not in DYNAMICS_MAPS:
-            raise NeurokInputError(f"dynamics_map must be one of {DYNAMICS_MAPS}, got {self.dynamics_map!r}")
-        if not 1 <= self.surrogate_degree <= 8:
-            raise NeurokInputError(f"surrogate_degree must be between 1 and 8, got {self.surrogate_degree}")
-        if not 0 <= self.surrogate_refinements <= 10:
-            raise NeurokInputError(f"surrogate_refinements must be between 0 and 10, got "
-                                   f"{self.surrogate_refinements}")
         for push in self.pushes:
             push.validate()
         for pin in self.pins:
@@ -171,25 +174,65 @@ class SimulationSettings:
         return self
 
 
+def setting_specs() -> tuple:
+    """(name, kind, Setting) of every setting, in declaration order; kind: double, integer, string,
+    bool or vector3."""
+    return tuple((f.name, KINDS[str(f.type)], f.metadata["setting"]) for f in dataclasses.fields(SimulationSettings)
+                 if "setting" in f.metadata)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def setting_problem(name: str, kind: str, spec: Setting, value) -> Optional[str]:
+    """None when `value` suits the setting, else a one-line reason naming it."""
+    if name == "coordinates" and value is None:
+        return None
+    if kind == "vector3":
+        if (not isinstance(value, (list, tuple)) or len(value) != 3
+                or not all(_is_number(v) and math.isfinite(v) for v in value)):
+            shown = list(value) if isinstance(value, (list, tuple)) else value
+            return f"{name} must be 3 finite numbers ({spec.unit}), got {shown!r}"
+        return None
+    if kind == "bool":
+        return None if isinstance(value, bool) else f"{name} must be true or false, got {value!r}"
+    if kind == "string":
+        if spec.choices and value not in spec.choices:
+            return f"{name} must be one of {', '.join(spec.choices)}, got {value!r}"
+        return None
+    if kind == "integer" and (not isinstance(value, int) or isinstance(value, bool)):
+        return f"{name} must be an integer, got {value!r}"
+    if not _is_number(value) or not math.isfinite(value):
+        return f"{name} must be a {'positive' if spec.positive else 'finite'} number, got {value!r}"
+    if spec.positive and not value > 0:
+        return f"{name} must be a positive number, got {value!r}"
+    if (spec.low is not None and value < spec.low) or (spec.high is not None and value > spec.high):
+        return f"{name} = {value!r} is outside [{spec.low:g}, {spec.high:g}]"
+    return None
+
+
 FIELDS = {f.name for f in dataclasses.fields(SimulationSettings)}
 
 
+_CASTS = {"double": float, "integer": int, "string": str}
+
+
 def _coerce(data: dict) -> dict:
+    """Values from YAML or the command line as their settings' types (numbers as float or int,
+    gravity a tuple, booleans from strings, pushes and pins as their dataclasses)."""
     out = dict(data)
-    if "gravity" in out:
-        out["gravity"] = tuple(float(g) for g in out["gravity"])
-    for name in ("simulation_points", "output_points", "seed", "surrogate_degree", "surrogate_refinements"):
-        if name in out:
-            out[name] = int(out[name])
-    if out.get("coordinates") is not None:
-        out["coordinates"] = int(out["coordinates"])
-    for name in ("duration", "fps", "stiffness", "anchor_stiffness", "pin_stiffness", "damping", "mass", "barrier",
-                 "contact_tolerance", "drag_stiffness", "drag_damping", "inertia_ratio", "step_size", "rtol", "atol",
-                 "surrogate_radius", "joint_damping", "joint_friction", "restitution"):
-        if name in out:
-            out[name] = float(out[name])
-    if "free_base" in out and isinstance(out["free_base"], str):
-        out["free_base"] = out["free_base"].strip().lower() in ("1", "true", "yes", "on")
+    for name, kind, _ in setting_specs():
+        if name not in out or out[name] is None:
+            continue
+        if kind == "vector3":
+            out[name] = tuple(float(g) for g in out[name])
+        elif kind == "bool" and isinstance(out[name], str):
+            out[name] = out[name].strip().lower() in ("1", "true", "yes", "on")
+        elif kind in _CASTS and not isinstance(out[name], bool):
+            out[name] = _CASTS[kind](out[name])
+    if out.get("coordinates") == 0:
+        out["coordinates"] = None  # all
     if "pushes" in out:
         out["pushes"] = tuple(p if isinstance(p, PushSpec) else PushSpec(**p) for p in out["pushes"])
     if "pins" in out:

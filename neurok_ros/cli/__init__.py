@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "neurok_ros.cli.bank_command",
     "neurok_ros.cli.eval_command",
     "neurok_ros.cli.simulate_command",
+    "neurok_ros.cli.soft_eval_command",
     "neurok_ros.cli.serve_command",
     "neurok_ros.cli.request_command",
 )

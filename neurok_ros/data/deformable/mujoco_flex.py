@@ -235,7 +235,8 @@ def frame_schedule(duration: float, num_frames: int, timestep: float) -> tuple[n
     return steps, dt
 
 
-def _check(data, x, rest, settings, time):
+def check_flex_state(data, x, rest, settings, time):
+    """Raise FlexSimulationError when MuJoCo reset an unstable state or the flex left its bounds."""
     bad = [int(w) for w in (mujoco.mjtWarning.mjWARN_BADQACC, mujoco.mjtWarning.mjWARN_BADQPOS,
                             mujoco.mjtWarning.mjWARN_BADQVEL) if data.warning[int(w)].number]
     if bad:
@@ -248,7 +249,7 @@ def _check(data, x, rest, settings, time):
                                   f"at t={time:.3f} s")
 
 
-def _dof_bodies(model, body: FlexBody) -> np.ndarray:
+def dof_bodies(model, body: FlexBody) -> np.ndarray:
     """MuJoCo body id of every dof position (the static parent for pinned ones)."""
     if body.interpolated:
         adr = model.flex_nodeadr[0]
@@ -257,7 +258,7 @@ def _dof_bodies(model, body: FlexBody) -> np.ndarray:
     return model.flex_vertbodyid[adr: adr + model.flex_vertnum[0]].copy()
 
 
-def _interpolation_weights(model, data, dof_body: np.ndarray, free: np.ndarray) -> np.ndarray:
+def interpolation_weights(model, data, dof_body: np.ndarray, free: np.ndarray) -> np.ndarray:
     """W (n vertices, k dof positions) with vertex = sum_j W_ij node_j; identity for "full" flexes.
 
     The interpolation is linear in the node positions, so each free node's column is read off by
@@ -278,7 +279,7 @@ def _interpolation_weights(model, data, dof_body: np.ndarray, free: np.ndarray) 
 
 
 @contextmanager
-def _collect_mujoco_warnings(messages: list):
+def collect_mujoco_warnings(messages: list):
     """Route MuJoCo warnings into `messages` instead of stderr and ./MUJOCO_LOG.TXT, then restore
     the previous handler (process-global, so one simulation per process at a time)."""
     previous = mujoco.get_mju_user_warning()
@@ -295,7 +296,7 @@ def simulate_flex(body: FlexBody, loads: FlexLoads, settings: SimSettings, durat
     (frame 0 at t = 0) of its render surface. Raises FlexSimulationError when it blows up.
     MuJoCo's warnings end up in recording.diagnostics (the first 5 and their count)."""
     messages = []
-    with _collect_mujoco_warnings(messages):
+    with collect_mujoco_warnings(messages):
         recording = _simulate(body, loads, settings, duration, num_frames)
     recording.diagnostics["warnings"] = messages[:5]
     recording.diagnostics["warning_count"] = len(messages)
@@ -310,12 +311,12 @@ def _simulate(body: FlexBody, loads: FlexLoads, settings: SimSettings, duration:
                                settings.max_displacement)
     model = mujoco.MjModel.from_xml_string(flex_mjcf(body, loads, settings))
     data = mujoco.MjData(model)
-    dof_body = _dof_bodies(model, body)
+    dof_body = dof_bodies(model, body)
     free = model.body_dofnum[dof_body] == 3
     dof = model.body_dofadr[dof_body[free]][:, None] + np.arange(3)[None, :]
     pinned = np.zeros(len(dof_body), bool) if body.pinned is None else np.asarray(body.pinned, bool)
     if body.interpolated:
-        weights = _interpolation_weights(model, data, dof_body, free)
+        weights = interpolation_weights(model, data, dof_body, free)
         weights[np.abs(weights) < 1e-12] = 0.0
         vertex_pinned = ~np.any(weights[:, free] != 0.0, axis=1)
     else:
@@ -341,7 +342,7 @@ def _simulate(body: FlexBody, loads: FlexLoads, settings: SimSettings, duration:
         mujoco.mj_step1(model, data)
         x = data.flexvert_xpos
         while frame < num_frames and steps[frame] == step:
-            _check(data, x, rest, settings, time)
+            check_flex_state(data, x, rest, settings, time)
             frames[frame] = x[surface_ids]
             frame += 1
         if step == steps[-1]:

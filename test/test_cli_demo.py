@@ -1,5 +1,5 @@
 """`neurok demo` (what `make demo` runs) end to end, in a subprocess like a user would run it: every
-stage on real data, the shipped model through a neurok_node in that process (about 40 s on 2 cores)."""
+stage on real data, the shipped model through a neurok_node in that process (about 1.5 min on 2 cores)."""
 import json
 import subprocess
 import sys
@@ -12,9 +12,11 @@ from neurok_ros.kinematics.instance import DEFAULT_CHECKPOINT
 
 pytestmark = [pytest.mark.ros, pytest.mark.model, pytest.mark.slow]
 
-STEPS = ["geometry", "4D data", "latent dynamics", "ROS 2 topics", "outputs", "NeuROK prediction through neurok_node"]
+STEPS = ["geometry", "4D data", "latent dynamics", "ROS 2 topics", "outputs", "NeuROK prediction through neurok_node",
+         "objects without joints"]
 OUTPUTS = ["dataset/manifest.json", "dataset_sheet.png", "dataset_laptop.gif", "hinge_reference.npz",
-           "hinge_reference.gif", "trajectory.npz", "trajectory.gif", "energy.png", "summary.json"]
+           "hinge_reference.gif", "trajectory.npz", "trajectory.gif", "energy.png", "soft_poke.gif",
+           "cloth_drape.gif", "summary.json"]
 
 
 def test_demo_runs_every_stage_and_writes_its_outputs(tmp_path):
@@ -41,3 +43,8 @@ def test_demo_runs_every_stage_and_writes_its_outputs(tmp_path):
     # the pushed lid swings shut about the hinge the node read, and rests on its closed limit
     assert summary["prediction"]["max_motion_m"] > 0.1
     assert 0 < summary["prediction"]["at_rest_from_s"] < 1.5 and summary["prediction"]["final_kinetic_j"] < 1e-9
+    # the poked beam bends and springs back; the cloth held by an edge falls to hang from it
+    poke, cloth = summary["soft_poke"], summary["cloth_drape"]
+    assert poke["peak_m"] > 0.02 and poke["final_m"] < 0.3 * poke["peak_m"] and poke["energy_drift"] < 0.01
+    assert cloth["joints"] == 0 and cloth["lowest_point_fall_m"] >= 0.3 * cloth["size_m"]
+    assert cloth["energy_drift"] < 0.01

@@ -15,7 +15,10 @@ It runs every stage on real data and says what each one did:
    the laptop's hinge (neurok articulate), simulates the rigid lid in its joint angle with the base
    anchored, and the predicted trajectory comes back on ~/trajectory (its energy per frame on
    /diagnostics): the lid swings shut and stops on its closed limit. trajectory.npz, trajectory.gif
-   and energy.png, with the action-to-trajectory latency.
+   and energy.png, with the action-to-trajectory latency;
+7. objects without joints, in the learned latent chart (demo_soft_bodies.py): the generated elastic
+   beam, clamped at one end and poked at the other, bends and springs back (soft_poke.gif); a square
+   cloth held by one edge swings down and hangs (cloth_drape.gif).
 """
 from __future__ import annotations
 
@@ -212,18 +215,36 @@ def run(args) -> int:
           f"{prediction['peak_kinetic_j']:.3f} J, {prediction['final_kinetic_j']:.1e} J at the end); "
           f"trajectory.npz, trajectory.gif, energy.png")
 
+    start = time.perf_counter()
+    from neurok_ros.cli.demo_soft_bodies import drape_cloth, poke_soft_beam
+    from neurok_ros.kinematics.instance import load_default_model
+
+    model, _ = load_default_model()
+    beam = load_instance(dataset / "elastic_beam_0000.npz")
+    poke = poke_soft_beam(model, beam.rest_vertices, beam.faces, out)
+    cloth = drape_cloth(model, out)
+    _step(log, "objects without joints", start,
+          f"the generated elastic beam ({poke['length_m']:.2f} m, clamped at one end) poked at its free end: it "
+          f"bends {poke['peak_m'] * 100:.1f} cm at t = {poke['peak_at_s']:.2f} s and springs back to "
+          f"{poke['final_m'] * 100:.1f} cm (energy drift {poke['energy_drift']:.1e}), soft_poke.gif; a "
+          f"{cloth['size_m']:.1f} m cloth (read as {cloth['kind']}, {cloth['joints']} joints) held by one edge "
+          f"swings down and hangs, its lowest point {cloth['lowest_point_fall_m'] * 100:.0f} cm lower "
+          f"(energy drift {cloth['energy_drift']:.1e}), cloth_drape.gif")
+
     total = time.perf_counter() - total_start
     (out / "summary.json").write_text(json.dumps(
         {"steps": log, "seconds": round(total, 2), "metrics": metrics,
          "lid_fall": {"seconds_to_close": float(sim["times"][-1]), "angle_error_deg": sim["angle_error_deg"],
                       "energy_drift": sim["energy_drift"]},
-         "prediction": {k: v for k, v in prediction.items() if k != "contact"}}, indent=1))
+         "prediction": {k: v for k, v in prediction.items() if k != "contact"},
+         "soft_poke": poke, "cloth_drape": cloth}, indent=1))
     print(f"\nDone in {total:.1f} s. Ran: geometry, 4D data generation, latent Euler-Lagrange dynamics "
-          "(on an analytic hinge map), ROS 2 topic loopback, outputs, and a NeuROK prediction through "
-          "neurok_node's topics.")
+          "(on an analytic hinge map), ROS 2 topic loopback, outputs, a NeuROK prediction through "
+          "neurok_node's topics, and a soft beam and a cloth in the learned latent chart.")
     print("trajectory.npz is the prediction for the example laptop through the node: its hinge read from the "
           "mesh by the learned model, the lid simulated rigidly about it (docs/physics.md); hinge_reference.npz "
           "is a physics solve on a generated laptop's known hinge.")
     print(f"Outputs in {out}/: dataset/, dataset_sheet.png, dataset_laptop.gif, hinge_reference.npz, "
-          "hinge_reference.gif, trajectory.npz, trajectory.gif, energy.png, summary.json")
+          "hinge_reference.gif, trajectory.npz, trajectory.gif, energy.png, soft_poke.gif, cloth_drape.gif, "
+          "summary.json")
     return 0

@@ -118,3 +118,31 @@ def test_motion_is_the_same_with_either_right_hand_side():
     torch.testing.assert_close(ours.q, theirs.q, rtol=1e-6, atol=1e-7)
     torch.testing.assert_close(ours.work, theirs.work, rtol=1e-6, atol=1e-8)
     assert ours.energy_drift() < 1e-5
+
+
+@pytest.mark.parametrize("options", [{}, {"damping": 0.8, "forces": "both"}, {"pin": True, "barrier": 1.5,
+                                                                             "basis": True}])
+def test_numpy_right_hand_side_of_a_carried_polynomial_equals_the_torch_one(options):
+    """The polynomial carried by a free rigid body (simulation/free_body.py) with its shape-matching
+    strain: the NumPy right-hand side equals the torch one at turned, moving states."""
+    from neurok_ros.simulation.free_body import CarriedSpring, carried_map
+
+    options = dict(options)
+    if options.get("forces") == "both":
+        options["forces"] = _forces()
+    inner = _system(**options)
+    masses = inner.kmap.masses
+    rest = inner.potentials.rest_positions
+    kmap = carried_map(inner.kmap, (masses @ rest / masses.sum()).numpy())
+    potentials = inner.potentials
+    potentials.extra = CarriedSpring(kmap.analytic, 300.0, rest)
+    system = LagrangianSystem(kmap, potentials, damping=inner.damping, forces=inner.forces, tikhonov=1e-12)
+    fast = numpy_state_derivative(system)
+    assert fast is not None
+    rng = np.random.default_rng(4)
+    for t_mid in (0.1, 0.4):
+        y = np.concatenate([rng.normal(scale=0.6, size=2 * (K + 6)), rng.normal(size=2)])
+        expected = state_derivative(system, t_mid)(t_mid + 0.03, torch.as_tensor(y)).numpy()
+        got = fast(t_mid + 0.03, t_mid, y)
+        assert got.shape == expected.shape == (2 * (K + 6) + 2,)
+        np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max())

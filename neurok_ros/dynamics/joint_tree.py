@@ -83,6 +83,8 @@ def with_free_base(tree: JointTree, centre: np.ndarray) -> tuple[JointTree, int]
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a x b over the last axis (3), broadcast; several times faster than np.cross on small arrays."""
     a, b = np.asarray(a), np.asarray(b)
+    if a.ndim == 1 and b.ndim == 1:  # two vectors (the recursions' case): no stacking
+        return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
     return np.stack([a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1], a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
                      a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]], axis=-1)
 

@@ -1,4 +1,6 @@
-"""The right-hand side of lagrangian.py in float64 NumPy, for a system whose map is a PolynomialMap.
+"""The right-hand side of lagrangian.py in float64 NumPy, for a system whose map is a PolynomialMap,
+or any analytic map that offers `numpy_expansion()` (simulation/free_body.CarriedMap: a polynomial
+carried by a free rigid body), with an extra potential that offers `numpy_gradient()`.
 
 On the polynomial map a right-hand side is a few dozen operations on arrays of a few thousand
 numbers. torch spends about 10 us of dispatch on each such operation and NumPy about 1 us, so the
@@ -37,7 +39,7 @@ def _contact_blend(contacts, num_points: int) -> np.ndarray:
     return blend
 
 
-def _polynomial_expansion(pmap: PolynomialMap):
+def polynomial_expansion(pmap: PolynomialMap):
     """(q, qdot) -> x (3n,), J (k, 3n) and d2x[qdot, qdot] (3n,) of a PolynomialMap."""
     k = pmap.num_coords
     stack = _array(pmap.stack)
@@ -60,18 +62,24 @@ def _polynomial_expansion(pmap: PolynomialMap):
 
 def numpy_state_derivative(system: LagrangianSystem) -> Optional[Callable[[float, float, np.ndarray], np.ndarray]]:
     """f(t, t_mid, y) -> dy/dt, (2 k + 2,) float64, the same as lagrangian.state_derivative(system,
-    t_mid)(t, y); None when the map is not a PolynomialMap, or a force is neither a
-    push nor a drag (the torch right-hand side then serves)."""
+    t_mid)(t, y); None when the map has no NumPy expansion (module docstring), the extra potential no
+    NumPy gradient, or a force is neither a push nor a drag (the torch right-hand side then serves)."""
     pmap = system.kmap.analytic
+    potentials = system.potentials
     if any(not isinstance(f, (PushForce, DragForce)) for f in system.forces):
         return None
-    if not isinstance(pmap, PolynomialMap):
+    if isinstance(pmap, PolynomialMap):
+        expansion = polynomial_expansion(pmap)
+    else:
+        expansion = getattr(pmap, "numpy_expansion", lambda: None)()
+    extra = None
+    if potentials.extra is not None:
+        extra = getattr(potentials.extra, "numpy_gradient", lambda: None)()
+    if expansion is None or (potentials.extra is not None and extra is None):
         return None
-    expansion = _polynomial_expansion(pmap)
-    k, n = pmap.num_coords, pmap.num_points
+    k, n = system.kmap.num_coords, len(system.kmap.masses)
     m3 = np.repeat(_array(system.kmap.masses), 3)
 
-    potentials = system.potentials
     gravity = np.tile(np.asarray(potentials.gravity, dtype=np.float64), n)
     springs = spring_constants(potentials, potentials.rest_positions) if potentials.rest_positions is not None else None
     springs = None if springs is None else np.repeat(_array(springs), 3)  # per coordinate, 1/s^2
@@ -93,11 +101,15 @@ def numpy_state_derivative(system: LagrangianSystem) -> Optional[Callable[[float
         if springs is not None:
             accel = accel + springs * (x - rest)
         rhs = -(jac_m @ accel)
-        if barrier:
-            z = q if basis is None else basis @ q
+        if barrier:  # written in the latent coordinates, which come first
+            latent = q if basis is None else q[:basis.shape[1]]
+            z = latent if basis is None else basis @ latent
             if offset is not None:
                 z = z + offset
-            rhs = rhs - barrier * (z if basis is None else basis.T @ z)
+            pull = barrier * (z if basis is None else basis.T @ z)
+            rhs[:len(pull)] -= pull
+        if extra is not None:
+            rhs = rhs - extra(q)
         m_qdot = mass @ qdot
         if damping:
             rhs = rhs - damping * m_qdot

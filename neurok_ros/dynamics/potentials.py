@@ -66,8 +66,9 @@ def _gravity_vector(potentials: Potentials, like: torch.Tensor) -> torch.Tensor:
 
 
 def _latent_offset(potentials: Potentials, q: torch.Tensor) -> torch.Tensor:
-    """d + A q (..., k): the offset z - mu."""
-    z = q if potentials.basis is None else q @ potentials.basis.T
+    """d + A q (..., k): the offset z - mu; with a basis, q's leading coordinates are the latent ones
+    (a carrier's rigid coordinates follow them)."""
+    z = q if potentials.basis is None else q[..., :potentials.basis.shape[1]] @ potentials.basis.T
     if potentials.latent_offset is not None:
         z = z + potentials.latent_offset.to(z.dtype).to(z.device)
     return z
@@ -107,7 +108,11 @@ def coordinate_gradient(potentials: Potentials, q: torch.Tensor) -> torch.Tensor
     gradient = 0.0
     if potentials.barrier:
         z = _latent_offset(potentials, q)
-        gradient = potentials.barrier * (z if potentials.basis is None else potentials.basis.T @ z)
+        if potentials.basis is None:
+            gradient = potentials.barrier * z
+        else:
+            gradient = torch.zeros_like(q)
+            gradient[:potentials.basis.shape[1]] = potentials.barrier * (potentials.basis.T @ z)
     if potentials.extra is not None:
         gradient = gradient + potentials.extra.gradient(q)
     return gradient

@@ -25,7 +25,7 @@ from typing import Optional
 import numpy as np
 import torch
 
-from neurok_ros.dynamics.joint_tree import JointTree, body_states, point_jacobian, with_free_base
+from neurok_ros.dynamics.joint_tree import JointTree, body_states, cross, point_jacobian, with_free_base
 from neurok_ros.dynamics.kinematic_map import KinematicMap, expand, positions_and_velocities
 from neurok_ros.geometry.rigid_alignment import rotation_from_covariance
 
@@ -43,6 +43,7 @@ class CarriedMap:
         self.tree, _ = with_free_base(empty, np.asarray(centre, dtype=np.float64))
         self.centre = np.asarray(centre, dtype=np.float64)
         self._last: Optional[tuple] = None
+        self._numpy_last: Optional[tuple] = None
 
     @property
     def num_coords(self) -> int:
@@ -73,6 +74,35 @@ class CarriedMap:
         bias = (torch.cross(alpha.expand_as(r), r, dim=1) + torch.cross(spin, torch.cross(spin, r, dim=1), dim=1)
                 + a + 2.0 * torch.cross(spin, u, dim=1) + a_in @ R.T)
         return x, torch.cat([j_turned, j_rigid], dim=2).reshape(3 * n, k + RIGID), bias
+
+    def numpy_expansion(self):
+        """(q, qdot) -> x (3n,), J (k + 6, 3n) and d2x[qdot, qdot] (3n,) in float64 NumPy, as
+        `expand` (dynamics/polynomial_rhs.py's right-hand side), or None when the inner map is not a
+        polynomial. The inner map's x and J at the last q are kept for CarriedSpring.numpy_gradient."""
+        from neurok_ros.dynamics.polynomial_map import PolynomialMap
+        from neurok_ros.dynamics.polynomial_rhs import polynomial_expansion
+
+        if not isinstance(self.inner.analytic, PolynomialMap):
+            return None
+        inner, k, centre = polynomial_expansion(self.inner.analytic), self.k, self.centre
+
+        def expansion(q: np.ndarray, qdot: np.ndarray):
+            x_in, j_in, a_in = inner(q[:k], qdot[:k])
+            self._numpy_last = (q[:k].copy(), x_in, j_in)
+            n = x_in.size // 3
+            states = body_states(self.tree, q[k:], qdot[k:])
+            R, w = states.R[ROOT], states.w[ROOT]
+            r = (x_in.reshape(n, 3) - centre) @ R.T
+            x = r + states.c[ROOT]
+            j_turned = j_in.reshape(k, n, 3) @ R.T
+            u = np.einsum("k,knd->nd", qdot[:k], j_turned)
+            rigid = point_jacobian(self.tree, states, np.full(n, ROOT), x)  # (n, 3, 6)
+            jac = np.concatenate([j_turned.reshape(k, 3 * n), rigid.transpose(2, 0, 1).reshape(RIGID, 3 * n)])
+            bias = (cross(states.alpha[ROOT], r) + cross(w, cross(w, r)) + states.a[ROOT] + 2.0 * cross(w, u)
+                    + a_in.reshape(n, 3) @ R.T)
+            return x.reshape(-1), jac, bias.reshape(-1)
+
+        return expansion
 
     def positions_and_velocities(self, q_frames: torch.Tensor, qdot_frames: torch.Tensor):
         """x and xdot (T, n, 3) for T states (T, k + 6)."""
@@ -141,6 +171,40 @@ class CarriedSpring:
         out = torch.zeros_like(q)
         out[:k] = j_in.T @ force.reshape(-1)
         return out
+
+    def numpy_gradient(self):
+        """q (k + 6,) -> dV/dq (k + 6,) in float64 NumPy, as `gradient`, from the inner x and J that
+        the carrier's NumPy expansion kept at the same q (dynamics/polynomial_rhs.py); None when the
+        carrier has no NumPy expansion."""
+        expansion = self.carrier.numpy_expansion()
+        if expansion is None:
+            return None
+        k = self.carrier.k
+        masses = self.carrier.inner.masses.detach().double().cpu().numpy()
+        weights = masses / masses.sum()
+        rest = self.rest.detach().double().cpu().numpy()
+        rest_centre = weights @ rest
+        b = rest - rest_centre
+        stiff = self.stiffness * masses
+
+        def gradient(q: np.ndarray) -> np.ndarray:
+            last = getattr(self.carrier, "_numpy_last", None)
+            if last is None or not np.array_equal(last[0], q[:k]):
+                expansion(q, np.zeros_like(q))
+                last = self.carrier._numpy_last
+            _, x_in, j_in = last
+            a = x_in.reshape(-1, 3)
+            a = a - weights @ a
+            u, _, vh = np.linalg.svd((weights[:, None] * a).T @ b)
+            flip = np.ones(3)
+            flip[2] = np.sign(np.linalg.det(vh.T @ u.T)) or 1.0
+            rotation = vh.T @ np.diag(flip) @ u.T  # rest ~ R* (x - c_x) + c_rest
+            residual = a @ rotation.T + rest_centre - rest
+            out = np.zeros_like(q)
+            out[:k] = j_in @ ((stiff[:, None] * (residual @ rotation)).reshape(-1))
+            return out
+
+        return gradient
 
     def energy(self, q: torch.Tensor) -> torch.Tensor:
         """V (...) J for q (..., k + 6)."""

@@ -21,9 +21,12 @@ $(STAMP): requirements.txt requirements-nodeps.txt setup.py setup.cfg
 	$(PYTHON) -m pip install -q --no-deps --no-build-isolation -e .
 	@touch $(STAMP)
 
-# The ROS 2 interfaces (neurok_interfaces/): build wheels, then cmake + make into the venv (~2 min once).
+# The ROS 2 interfaces (neurok_interfaces/, and third_party_interfaces/tf2_msgs/ unless the venv has
+# tf2_msgs): build wheels, then cmake + make into the venv (~2 min once).
 $(IFSTAMP): $(STAMP) requirements-interfaces.txt scripts/build_interfaces.py \
-		$(wildcard neurok_interfaces/*.txt neurok_interfaces/*.xml neurok_interfaces/msg/* neurok_interfaces/action/*)
+		$(wildcard neurok_interfaces/*.txt neurok_interfaces/*.xml neurok_interfaces/msg/* neurok_interfaces/action/*) \
+		$(wildcard third_party_interfaces/tf2_msgs/*.txt third_party_interfaces/tf2_msgs/*.xml \
+		third_party_interfaces/tf2_msgs/msg/*)
 	$(PYTHON) scripts/build_interfaces.py --venv $(VENV)
 
 lint: setup

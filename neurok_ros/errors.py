@@ -11,3 +11,8 @@ class MeshError(NeurokInputError):
 
 class ActionError(NeurokInputError):
     """An action or contact condition that cannot be used."""
+
+
+class Cancelled(Exception):
+    """A computation stopped early because its caller asked it to: the `should_stop` hook it was
+    given (predict_motion and the integrators below it) returned True."""

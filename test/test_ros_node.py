@@ -493,8 +493,8 @@ def test_default_chart_with_a_held_base_through_the_node(ros_context, backend, m
 
 def test_the_object_description_and_its_joint_trajectory(ros_context, backend, mesh, tmp_path):
     """After a mesh, ~/object_description carries the URDF of its readout (a late subscriber gets it);
-    after an action, ~/joint_trajectory carries the URDF's joints, and ~/joint_states plays them back:
-    the published frames are the URDF's links moved by those joint values."""
+    after an action, ~/joint_trajectory carries the URDF's joints, and ~/joint_states plays them back,
+    with /tf carrying the same links' frames (RViz's RobotModel needs nothing else)."""
     if isinstance(backend, FakeBackend):
         pytest.skip("the fake backend reads no joints")
     import xml.etree.ElementTree as ET
@@ -510,6 +510,12 @@ def test_the_object_description_and_its_joint_trajectory(ros_context, backend, m
         h.probe.create_subscription(JointTrajectory, base + "joint_trajectory", trajectories.append,
                                     JOINT_TRAJECTORY_QOS)
         h.probe.create_subscription(JointState, base + "joint_states", states.append, JOINT_STATES_QOS)
+        from tf2_msgs.msg import TFMessage
+
+        from neurok_ros.ros.qos import TF_QOS
+
+        frames_seen = []
+        h.probe.create_subscription(TFMessage, "/tf", frames_seen.append, TF_QOS)
         h.spin_until(lambda: descriptions, 10, "the object description (transient local)")
         robot = ET.fromstring(descriptions[-1].data)
         joints = [j for j in robot.iter("joint") if j.get("type") != "fixed"]
@@ -527,6 +533,22 @@ def test_the_object_description_and_its_joint_trajectory(ros_context, backend, m
         np.testing.assert_allclose(positions[1], 0.1 * velocities[0], rtol=1e-6)  # no gravity: a constant rate
         h.spin_until(lambda: len(states) > 3, 10, "joint states")
         assert states[-1].name == names and len(states[-1].position) == len(names)
+        children = {j.find("child").get("link") for j in robot.iter("joint")}
+        root = ({link.get("name") for link in robot.iter("link")} - children).pop()
+
+        def ours(message):
+            return {t.child_frame_id for t in message.transforms} == children | {root}
+
+        h.spin_until(lambda: any(ours(m) for m in frames_seen), 10, "the link frames on /tf")
+        turning = {j.find("child").get("link") for j in joints if j.get("type") == "revolute"}
+
+        def turned(message):  # a frame of the predicted motion, not the rest pose
+            return ours(message) and any(abs(t.transform.rotation.w) < 1.0 - 1e-6 for t in message.transforms
+                                         if t.child_frame_id in turning)
+
+        h.spin_until(lambda: any(turned(m) for m in frames_seen), 10, "a turned link on /tf")
+        mine = [m for m in frames_seen if turned(m)][-1]
+        assert {t.child_frame_id: t for t in mine.transforms}[root].header.frame_id == "object"
     finally:
         h.close()
 

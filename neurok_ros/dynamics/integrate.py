@@ -12,7 +12,7 @@ Energies are computed after the solve in one batched pass over the frames.
 import math
 import time
 from dataclasses import dataclass
-from typing import List, Optional, Sequence
+from typing import Callable, List, Optional, Sequence
 
 import numpy as np
 import torch
@@ -23,6 +23,7 @@ from neurok_ros.dynamics.kinematic_map import positions_and_velocities, resolved
 from neurok_ros.dynamics.lagrangian import LagrangianSystem, pack_state, state_derivative, unpack_state
 from neurok_ros.dynamics.polynomial_rhs import numpy_state_derivative
 from neurok_ros.dynamics.potentials import potential_energy
+from neurok_ros.errors import Cancelled
 
 FIXED_STEP = ("rk4", "euler", "midpoint", "explicit_adams", "implicit_adams")
 
@@ -101,13 +102,18 @@ def _segments(system: LagrangianSystem, start: float, end: float) -> List[float]
 
 def simulate(system: LagrangianSystem, q0: torch.Tensor, qdot0: torch.Tensor, t_eval: Sequence[float],
              method: str = "rk4", step_size: Optional[float] = 1.0 / 60.0, rtol: float = 1e-6,
-             atol: float = 1e-8) -> Trajectory:
+             atol: float = 1e-8, should_stop: Optional[Callable[[], bool]] = None,
+             progress: Optional[Callable[[float], None]] = None) -> Trajectory:
     """Integrate from (q0, qdot0) at t_eval[0] and report every t_eval.
 
     q0, qdot0: (k_q,) generalised coordinates and velocities (their dtype is used throughout);
     t_eval: (T,) increasing seconds; method: any torchdiffeq method, "rk4" (fixed step, step_size
     seconds, None = one step per frame) or "dopri5" (adaptive, rtol/atol) in particular, or "dp45":
     the same Dormand-Prince pair without torchdiffeq's per-step overhead (dormand_prince.py).
+    should_stop() (when given) is asked at every right-hand-side evaluation (each step of every
+    method), and Cancelled raised once it returns True; progress (when given) is called there with
+    (t - t_eval[0]) / (t_eval[-1] - t_eval[0]), the fraction of the time span (it may step back a
+    little after an adaptive method rejects a step).
     """
     times = torch.as_tensor(t_eval, dtype=q0.dtype, device=q0.device).reshape(-1)
     if times.numel() < 1 or torch.any(times[1:] <= times[:-1]):
@@ -118,6 +124,7 @@ def simulate(system: LagrangianSystem, q0: torch.Tensor, qdot0: torch.Tensor, t_
     if method in FIXED_STEP and step_size is not None:
         options["grid_constructor"] = _grid_with_substeps(float(step_size))
     evaluations = 0
+    t_start, span = float(times[0]), max(float(times[-1] - times[0]), 1e-300)
     started = time.perf_counter()
     fast = numpy_state_derivative(system)
     dtype, device = q0.dtype, q0.device
@@ -138,6 +145,10 @@ def simulate(system: LagrangianSystem, q0: torch.Tensor, qdot0: torch.Tensor, t_
 
             def counted(t, state, step_rhs=step_rhs):
                 nonlocal evaluations
+                if should_stop is not None and should_stop():
+                    raise Cancelled(f"the simulation was stopped at t = {float(t):.4f} s")
+                if progress is not None:
+                    progress((float(t) - t_start) / span)
                 evaluations += 1
                 return step_rhs(t, state)
 

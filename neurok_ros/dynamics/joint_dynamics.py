@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 
 from neurok_ros.dynamics.joint_tree import JointTree, body_states, point_jacobian, point_motion
+from neurok_ros.errors import Cancelled
 
 TIKHONOV = 1e-12  # relative regulariser of M (a joint moving no mass, e.g. a free base's empty turn)
 
@@ -211,9 +212,12 @@ def _breakpoints(system: JointSystem, start: float, end: float) -> list[float]:
 
 
 def integrate(system: JointSystem, q0: np.ndarray, qdot0: np.ndarray, times: Sequence[float],
-              step: float) -> JointTrajectory:
+              step: float, should_stop: Optional[Callable[[], bool]] = None,
+              progress: Optional[Callable[[float], None]] = None) -> JointTrajectory:
     """RK4 from (q0, qdot0) at times[0], reporting every time (T,) s, steps of at most `step` s that
-    land on every output time and every force breakpoint."""
+    land on every output time and every force breakpoint. Before every step, should_stop() (when
+    given) is asked, and Cancelled raised once it returns True; after every step, progress(fraction
+    of the time span done) is called (when given)."""
     started = time.perf_counter()
     times = np.asarray(times, dtype=np.float64).reshape(-1)
     if len(times) < 1 or np.any(np.diff(times) <= 0):
@@ -221,6 +225,7 @@ def integrate(system: JointSystem, q0: np.ndarray, qdot0: np.ndarray, times: Seq
     if not step > 0:
         raise ValueError(f"step must be positive, got {step}")
     k = system.num_coords
+    span = max(float(times[-1] - times[0]), 1e-300)
     q, qdot = np.array(q0, dtype=np.float64), np.array(qdot0, dtype=np.float64)
     q[system.locked], qdot[system.locked] = 0.0, 0.0
     work = dissipated = 0.0
@@ -239,6 +244,8 @@ def integrate(system: JointSystem, q0: np.ndarray, qdot0: np.ndarray, times: Seq
             grid = np.linspace(s0, s1, count + 1)
             t_mid = 0.5 * (s0 + s1)
             for t, t_next in zip(grid[:-1], grid[1:]):
+                if should_stop is not None and should_stop():
+                    raise Cancelled(f"the simulation was stopped at t = {t:.4f} s")
                 h = t_next - t
                 y = np.concatenate([q, qdot, [work, dissipated]])
                 k1 = derivative(t, t_mid, y)
@@ -258,6 +265,8 @@ def integrate(system: JointSystem, q0: np.ndarray, qdot0: np.ndarray, times: Seq
                     q, qdot, _ = _stop_at_limits(system, q.copy(), qdot.copy())
                     impacts += 1
                     dissipated += before - sum(energies(system, q, qdot))
+                if progress is not None:
+                    progress((t_next - times[0]) / span)
         out_q.append(q.copy())
         out_qdot.append(qdot.copy())
         out_w.append(work)

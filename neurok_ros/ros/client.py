@@ -10,20 +10,25 @@ node's topics, wait for the trajectory, get numpy arrays back.
         reply.frames  # (T, N, 3) float32, mesh frame; reply.times (T,); reply.faces (M, 3)
         reply.joints  # with joints: {"names", "times", "positions", "velocities"}; client.description: URDF
         client.send_observation(depth_points)   # (M, 3) the object seen now: later actions start there
+        reply = client.predict_action(V, F, [[0.05, 0.0, 0.1]], [[0.0, 0.0, -0.5]], duration=1.0)  # one goal
 
 Requests are matched to replies by stamp: every mesh and action the client sends carries a fresh,
 unique header.stamp; the node echoes the action's stamp on its ~/trajectory and names the stamp of
 every input it refuses on /diagnostics, which the client raises as NeurokInputError.
+predict_action instead sends one PredictMotion goal (~/predict_motion: mesh and contacts together,
+neurok_interfaces built) and leaves the node's mesh in use alone.
 """
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import time
 from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
+from action_msgs.msg import GoalStatus
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rclpy.executors import SingleThreadedExecutor
@@ -74,9 +79,13 @@ class TrajectoryReply:
     latency_s: float
     diagnostics: dict = field(default_factory=dict)
     joints: Optional[dict] = None
+    articulation: Optional[object] = None  # predict_action: the neurok_ros.articulation Articulation used
 
     @property
     def energy(self) -> Optional[np.ndarray]:
+        if isinstance(self.diagnostics.get("energy_j"), list):  # predict_action: the goal's summary
+            energy = np.asarray(self.diagnostics["energy_j"], dtype=np.float64)
+            return energy if energy.shape == (len(self.times), 3) else None
         energy = parse_energy_text(self.diagnostics.get("last_energy_j", ""))
         return energy if energy is not None and len(energy) == len(self.times) else None
 
@@ -128,6 +137,7 @@ class NeurokClient:
         self._input_name = f"{self.server}: input"
         self._last_stamp_ns = 0
         self.frame_id = "object"
+        self._action_client = None  # predict_action's, made on first use
 
     # ------------------------------------------------------------------ plumbing
     def __enter__(self):
@@ -137,6 +147,8 @@ class NeurokClient:
         self.close()
 
     def close(self) -> None:
+        if self._action_client is not None:
+            self._action_client.destroy()
         self._executor.shutdown(timeout_sec=1.0)
         self.node.destroy_node()
 
@@ -301,3 +313,71 @@ class NeurokClient:
         self._joint_trajectories.clear()
         return TrajectoryReply(frames, times, cloud.header.frame_id, cloud.header.stamp, vertices, faces, latency,
                                state, joints)
+
+    def predict_action(self, vertices, faces, positions, velocities, path_times=(), path_positions=None, *,
+                       frame_id: Optional[str] = None, duration: float = 0.0, fps: float = 0.0,
+                       gravity=None, free_base: Optional[bool] = None, feedback=None,
+                       timeout: float = 300.0) -> TrajectoryReply:
+        """One PredictMotion goal on ~/predict_motion: the mesh (vertices (n, 3) m, faces; embedded PLY)
+        and the contacts (as request) in one exchange, the node's mesh in use left alone. duration,
+        fps (0: the node's), gravity ((3,) m/s^2, None: the node's) and free_base (None: the node's)
+        override the node's parameters for this goal only; feedback(progress, stage) is called as
+        feedback arrives. The reply's diagnostics are the goal's summary_json; articulation is the
+        one the prediction used. NeurokInputError when the node aborts the goal (with its reason) or
+        rejects it; TimeoutError (the goal canceled) after `timeout` s."""
+        from rclpy.action import ActionClient
+
+        from neurok_interfaces.action import PredictMotion
+        from neurok_ros.ros.articulation_message import message_to_articulation
+
+        positions = np.asarray(positions, dtype=np.float64).reshape(-1, 3)
+        if path_positions is None:
+            path_positions = np.zeros((0, positions.shape[0], 3))
+        conditions = ContactConditions(positions, np.asarray(velocities, dtype=np.float64).reshape(-1, 3),
+                                       np.asarray(path_times, dtype=np.float64).reshape(-1), path_positions)
+        frame = frame_id or self.frame_id
+        stamp = self._fresh_stamp()
+        mesh = mesh_to_marker(vertices, faces, frame)
+        mesh.header.stamp = stamp
+        free = {None: PredictMotion.Goal.FREE_BASE_DEFAULT, False: PredictMotion.Goal.FREE_BASE_OFF,
+                True: PredictMotion.Goal.FREE_BASE_ON}[free_base]
+        goal = PredictMotion.Goal(mesh=mesh, contacts=conditions_to_trajectory(conditions, frame, stamp),
+                                  duration=float(duration), fps=float(fps), free_base=free,
+                                  gravity=[] if gravity is None else [float(g) for g in gravity])
+        if self._action_client is None:
+            self._action_client = ActionClient(self.node, PredictMotion, f"{self.server}/predict_motion")
+        client = self._action_client
+        self._spin_until(lambda: True if client.server_is_ready() else None, timeout, "PredictMotion server")
+        sent = time.perf_counter()
+        on_feedback = None if feedback is None else (lambda m: feedback(m.feedback.progress, m.feedback.stage))
+        accepted = client.send_goal_async(goal, feedback_callback=on_feedback)
+        handle = self._spin_until(lambda: accepted.result() if accepted.done() else None, timeout, "goal response")
+        if not handle.accepted:
+            raise NeurokInputError(f"{self.server} rejected the PredictMotion goal (a setting out of range)")
+        result = handle.get_result_async()
+        try:
+            response = self._spin_until(lambda: result.result() if result.done() else None,
+                                        max(timeout - (time.perf_counter() - sent), 0.0), "PredictMotion result")
+        except TimeoutError:
+            handle.cancel_goal_async()
+            self._executor.spin_once(timeout_sec=0.1)
+            raise
+        summary = json.loads(response.result.summary_json or "{}")
+        if response.status != GoalStatus.STATUS_SUCCEEDED:
+            raise NeurokInputError(f"{self.server} did not finish the PredictMotion goal (status {response.status}): "
+                                   f"{summary.get('error') or summary.get('canceled') or 'no reason given'}")
+        frames, times = cloud_to_frames(response.result.trajectory)
+        joints = None
+        if len(response.result.joint_trajectory.joint_names):
+            names, joint_times, q, qdot = trajectory_arrays(response.result.joint_trajectory)
+            joints = {"names": names, "times": joint_times, "positions": q, "velocities": qdot}
+        articulation = (message_to_articulation(response.result.articulation)
+                        if len(response.result.articulation.vertex_parts) else None)
+        reply_mesh = marker_to_mesh(mesh)  # the columns' mesh, as the node read it (PLY: float32)
+        if len(reply_mesh.vertices) != frames.shape[1]:  # the node decimated it
+            reply_mesh = None
+        return TrajectoryReply(frames, times, response.result.trajectory.header.frame_id,
+                               response.result.trajectory.header.stamp,
+                               None if reply_mesh is None else reply_mesh.vertices,
+                               None if reply_mesh is None else reply_mesh.faces,
+                               time.perf_counter() - sent, summary, joints, articulation)

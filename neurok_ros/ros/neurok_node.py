@@ -12,14 +12,23 @@ A managed (lifecycle) node: configure loads the model, activate opens the topics
 closes them, cleanup releases the model (msg/README.md, "Lifecycle"). With `autostart` (default)
 it configures and activates itself at start.
 
+While active it also serves the PredictMotion action (~/predict_motion, neurok_interfaces): a goal
+carries its own mesh and contacts; the executor thread that runs it hands it to the same worker
+thread (kind "goal") and waits, so all model work stays on that one thread, with the encoding
+cache; cancel requests stop the simulation at its next step (should_stop). Spin the node with
+node_executor() (a MultiThreadedExecutor), so that cancel requests and /diagnostics are served
+while a goal waits.
+
     neurok_node --ros-args --params-file config/neurok.yaml
 """
 from __future__ import annotations
 
 import gc
+import json
 import sys
+import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 import numpy as np
@@ -35,12 +44,12 @@ from trajectory_msgs.msg import JointTrajectory, MultiDOFJointTrajectory
 from visualization_msgs.msg import Marker, MarkerArray
 
 from neurok_ros.dynamics.contact_conditions import ContactConditions
-from neurok_ros.errors import MeshError, NeurokInputError
+from neurok_ros.errors import Cancelled, MeshError, NeurokInputError
 from neurok_ros.ros.contact_action import trajectory_to_conditions
 from neurok_ros.ros.diagnostics import NodeStatus, energy_text, stamp_text
 from neurok_ros.ros.joint_messages import JointStatePlayback, joint_trajectory
 from neurok_ros.ros.mesh_marker import marker_to_mesh, mesh_to_marker
-from neurok_ros.ros.node_parameters import NODE_NAME, declare_parameters, read_settings
+from neurok_ros.ros.node_parameters import NODE_NAME, SPEC_BY_NAME, check_value, declare_parameters, read_settings
 from neurok_ros.ros.observation_cloud import cloud_to_points
 from neurok_ros.ros.playback_markers import MarkerPlayback, contact_markers
 from neurok_ros.ros.prediction_worker import EncodingCache, LatestOnlyWorker, mesh_key
@@ -54,6 +63,7 @@ from neurok_ros.ros.qos import (
     MARKERS_QOS,
     MESH_QOS,
     OBSERVATION_QOS,
+    TF_QOS,
     TRAJECTORY_MESH_QOS,
     TRAJECTORY_QOS,
 )
@@ -62,6 +72,13 @@ from neurok_ros.simulation.surface_index import SurfaceIndex
 
 PLAYBACK_TICK_S = 0.02
 WORKER_STOP_S = 30.0  # how long closing the topics waits for the running job
+GOAL_STOP_S = 5.0  # how long closing the topics waits for the stopped goals to reach their terminal state
+GOAL_POLL_S = 0.05  # a goal waiting for the worker looks for a cancel this often
+FEEDBACK_PERIOD_S = 0.1  # PredictMotion feedback during the simulation, at most this often
+# A goal holds an executor thread while it waits for the worker: at most two do (the running goal and
+# the one waiting; a newer goal supersedes the waiting one), the others serve the topics, /diagnostics,
+# the lifecycle services and cancel requests.
+EXECUTOR_THREADS = 4
 IDLE_STATES = ("unconfigured", "inactive", "finalized")  # lifecycle states without topics: WARN
 
 
@@ -88,6 +105,31 @@ class ObservationJob:
     input_stamp: str
     received: float
     frame_id: str = ""   # the cloud's header.frame_id ("" = the mesh frame)
+
+
+@dataclass(eq=False)  # hashed by identity (the node's set of running goals)
+class GoalJob:
+    """A PredictMotion goal handed to the worker. The executor thread running the goal waits on
+    `done`, then returns `result` (a PredictMotion.Result) or raises `error` (the goal aborts).
+    feedback: predict_motion_action.GoalFeedback; stop_reason: set when the node stops the goal."""
+
+    goal: object
+    overrides: dict
+    feedback: object
+    received: float
+    done: threading.Event = field(default_factory=threading.Event)
+    result: object = None
+    error: Optional[Exception] = None
+    stop_reason: str = ""
+
+    def should_stop(self) -> bool:
+        """Asked at every simulation step: the client asked to cancel, or the node stops the goal."""
+        return bool(self.stop_reason) or self.feedback.cancel_requested
+
+    def finish(self, result=None, error: Optional[Exception] = None) -> None:
+        if not self.done.is_set():
+            self.result, self.error = result, error
+            self.done.set()
 
 
 @dataclass
@@ -144,6 +186,11 @@ class NeurokNode(LifecycleNode):
         self._worker: Optional[LatestOnlyWorker] = None
         self._inputs: list = []    # subscriptions and timers, only while active
         self._outputs: list = []   # publishers, only while active
+        self._action_server = None  # ~/predict_motion, only while active
+        self._goals: set = set()    # GoalJobs between their start and their result
+        self._goals_lock = threading.Lock()
+        self._goals_open = False    # whether goals may be handed to the worker
+        self.goal_counts = {"succeeded": 0, "canceled": 0, "aborted": 0}  # PredictMotion goals run by the worker
         self._mesh: Optional[CurrentMesh] = None
         self.predictions = 0
         self.status = NodeStatus(self.get_fully_qualified_name())
@@ -254,30 +301,117 @@ class NeurokNode(LifecycleNode):
                          self._joint_trajectory_pub, self._joint_states_pub]
         self._playback = MarkerPlayback(self._markers_pub)
         self._joint_playback = JointStatePlayback(self._joint_states_pub, lambda: self.get_clock().now().to_msg())
-        # a waiting mesh runs first, then an observation, then an action (which starts from both)
-        self._worker = LatestOnlyWorker(self._run_job, kinds=("mesh", "observation", "action"),
-                                        on_error=self._job_crashed, name="neurok_worker")
+        self._tf_playback = self._tf_frames()
+        # a waiting mesh runs first, then an observation, then a PredictMotion goal (which brings its own
+        # mesh), then an action (which starts from the mesh and the observation)
+        self._worker = LatestOnlyWorker(self._run_job, kinds=("mesh", "observation", "goal", "action"),
+                                        on_error=self._job_crashed, name="neurok_worker",
+                                        on_dropped=self._job_dropped)
+        self._action_server = self._serve_predict_motion()
         self._inputs = [
             self.create_timer(PLAYBACK_TICK_S, self._playback.tick),
-            self.create_timer(PLAYBACK_TICK_S, self._joint_playback.tick),
+            self.create_timer(PLAYBACK_TICK_S, self._tick_joints),
             self.create_subscription(Marker, "~/mesh", self._on_mesh, MESH_QOS),
             self.create_subscription(MultiDOFJointTrajectory, "~/action", self._on_action, ACTION_QOS),
             self.create_subscription(PointStamped, "~/clicked_point", self._on_click, CLICKED_POINT_QOS),
             self.create_subscription(PointCloud2, "~/observation", self._on_observation, OBSERVATION_QOS),
         ]
 
+    def _tf_frames(self):
+        """A TFPlayback on /tf (the object's link frames, frame for frame with ~/joint_states), or None
+        when tf2_msgs is not built (make setup builds it)."""
+        try:
+            from tf2_msgs.msg import TFMessage
+
+            from neurok_ros.ros.tf_messages import TFPlayback
+        except ImportError:
+            return None
+        publisher = self.create_publisher(TFMessage, "/tf", TF_QOS)
+        self._outputs.append(publisher)
+        return TFPlayback(publisher, lambda: self.get_clock().now().to_msg())
+
+    def _tick_joints(self) -> None:
+        """~/joint_states and /tf in the same tick, so RViz's RobotModel shows the frame the states name."""
+        self._joint_playback.tick()
+        if self._tf_playback is not None:
+            self._tf_playback.tick()
+
+    def _show_frames(self, mesh, joints=None, times=None, settings=None) -> None:
+        """/tf: the mesh's links at rest (no joints: cleared), or playing the predicted joint trajectory.
+        A frame the URDF cannot hang from (a mesh frame named like a link) goes to /diagnostics."""
+        if self._tf_playback is None:
+            return
+        articulation = getattr(mesh.instance, "articulation", None)
+        if articulation is None or not articulation.joints:
+            self._tf_playback.clear()
+            return
+        try:
+            if joints is None:
+                self._tf_playback.show_rest(articulation, mesh.frame_id)
+            else:
+                centre = None
+                if any(name.startswith("base_") for name in joints["names"]):
+                    from neurok_ros.ros.tf_messages import free_base_centre
+
+                    centre = free_base_centre(mesh.vertices, mesh.faces, articulation.labels)
+                self._tf_playback.show(articulation, mesh.frame_id, joints["names"], times, joints["positions"],
+                                       settings.playback_rate, settings.playback_loop, base_centre=centre)
+        except ValueError as exc:
+            self.status.update(tf_error=str(exc))
+            self._tf_playback.clear()
+
+    def _serve_predict_motion(self):
+        """The PredictMotion action server (~/predict_motion), or None when neurok_interfaces is not built."""
+        try:
+            from neurok_ros.ros.predict_motion_action import PredictMotionServer
+        except ImportError as exc:
+            self.get_logger().error(f"~/predict_motion is not served: neurok_interfaces is not built into this "
+                                    f"environment ({exc}); run `make setup`")
+            self.status.update(predict_motion="unavailable: neurok_interfaces is not built")
+            return None
+        with self._goals_lock:
+            self._goals_open = True
+        return PredictMotionServer(self, self._predict_goal)
+
+    def stop_goals(self, reason: str = "the node is shutting down") -> None:
+        """Stop the PredictMotion goals (they abort with `reason`, in milliseconds) and take no more until
+        the next activate. For shutdown paths that stop the executor before destroying the node: the
+        executor waits for its threads, and a goal holds one."""
+        self._stop_goals(reason)
+
+    def _stop_goals(self, reason: str) -> None:
+        """No goal reaches the worker from now on; the running and waiting ones stop (they abort with `reason`)."""
+        with self._goals_lock:
+            self._goals_open = False
+            for job in self._goals:
+                job.stop_reason = reason
+
+    def _release_goals(self) -> None:
+        """Abort the goals no worker will run any more (after the worker stopped)."""
+        with self._goals_lock:
+            jobs = list(self._goals)
+        for job in jobs:
+            job.finish(error=RuntimeError(job.stop_reason or "the node stopped"))
+
     def _close_topics(self) -> None:
-        """Inputs first (no new job), then the worker (its running job finishes, up to
-        WORKER_STOP_S), then the publishers."""
+        """Inputs first (no new job), then the goals (stopped at their next simulation step), the worker
+        (its running job finishes, up to WORKER_STOP_S), the action server (once the goals have their
+        terminal state, up to GOAL_STOP_S), then the publishers."""
         for entity in self._inputs:
             if isinstance(entity, Timer):
                 self.destroy_timer(entity)
             else:
                 self.destroy_subscription(entity)
         self._inputs = []
+        self._stop_goals("the node closed ~/predict_motion (deactivate or shutdown)")
         if self._worker is not None:
             self._worker.stop(WORKER_STOP_S)
             self._worker = None
+        self._release_goals()
+        if self._action_server is not None:
+            self._action_server.wait_idle(GOAL_STOP_S)
+            self._action_server.destroy()
+            self._action_server = None
         for publisher in self._outputs:
             self.destroy_publisher(publisher)
         self._outputs = []
@@ -291,9 +425,15 @@ class NeurokNode(LifecycleNode):
             torch.cuda.empty_cache()
 
     def destroy_node(self):
+        self._stop_goals("the node was destroyed")
         worker = self._worker
         if worker is not None:
             worker.stop()
+        self._release_goals()
+        if self._action_server is not None:  # rclpy's destroy_node leaves waitables alone
+            self._action_server.wait_idle(GOAL_STOP_S)
+            self._action_server.destroy()
+            self._action_server = None
         return super().destroy_node()
 
     def wait_idle(self, timeout: float) -> bool:
@@ -319,8 +459,9 @@ class NeurokNode(LifecycleNode):
             return {}
         return {"superseded_actions": worker.superseded["action"], "superseded_meshes": worker.superseded["mesh"],
                 "superseded_observations": worker.superseded["observation"],
+                "superseded_goals": worker.superseded["goal"],
                 "action_waiting": worker.waiting("action"), "mesh_waiting": worker.waiting("mesh"),
-                "observation_waiting": worker.waiting("observation")}
+                "observation_waiting": worker.waiting("observation"), "goal_waiting": worker.waiting("goal")}
 
     def _reject(self, topic: str, reason: str, input_stamp: str) -> None:
         self.get_logger().error(f"rejected {topic}: {reason}")
@@ -335,6 +476,12 @@ class NeurokNode(LifecycleNode):
         self.get_logger().error(reason)
         self.status.set_state("error", reason)
         self.publish_diagnostics()
+
+    def _job_dropped(self, kind: str, job) -> None:
+        """A job that will never run (replaced by a newer one, or the worker stopped): a goal aborts."""
+        if kind == "goal":
+            job.finish(error=RuntimeError(job.stop_reason or "superseded by a newer PredictMotion goal "
+                                                              "(one goal waits at a time)"))
 
     def _frame_of(self, header_frame: str) -> str:
         return header_frame or self.get_parameter("frame_id").value
@@ -418,6 +565,8 @@ class NeurokNode(LifecycleNode):
                 self._run_mesh(job)
             elif kind == "observation":
                 self._run_observation(job)
+            elif kind == "goal":
+                self._run_goal(job)
             else:
                 self._run_action(job)
         finally:
@@ -425,28 +574,34 @@ class NeurokNode(LifecycleNode):
                 self.status.set_state("ready", "" if self._mesh is not None else "waiting for a mesh")
             self.publish_diagnostics()
 
-    def _run_mesh(self, job: MeshJob) -> None:
+    def _read_mesh(self, marker: Marker, settings):
+        """(vertices, faces, input vertex count, warning, source) of a mesh marker (~/mesh or a goal's):
+        decoded, validated and decimated to max_vertices; MeshError when it cannot be used."""
         from neurok_ros.geometry.decimation import decimate_to_vertices
         from neurok_ros.geometry.mesh_cleaning import validate_mesh_arrays
 
+        decoded = marker_to_mesh(marker)
+        V, F = validate_mesh_arrays(decoded.vertices, decoded.faces)
+        n_input, warning = len(V), ""
+        if n_input > settings.max_vertices:
+            if not settings.decimate:
+                raise MeshError(f"mesh has {n_input} vertices, over max_vertices {settings.max_vertices} "
+                                f"(decimate is off)")
+            self.status.set_state("busy", f"decimating {n_input} vertices")
+            small = decimate_to_vertices(V, F, settings.max_vertices)
+            V, F = small.vertices, small.faces
+            warning = (f"decimated from {n_input} to {len(V)} vertices (max_vertices {settings.max_vertices}); "
+                       f"~/trajectory columns follow ~/trajectory_mesh")
+            self.get_logger().warning(f"mesh {warning}")
+        return V, F, n_input, warning, decoded.source
+
+    def _run_mesh(self, job: MeshJob) -> None:
         marker = job.marker
         input_stamp = stamp_text(marker.header.stamp)
         settings = read_settings(self)
         self.status.set_state("busy", "reading mesh")
         try:
-            decoded = marker_to_mesh(marker)
-            V, F = validate_mesh_arrays(decoded.vertices, decoded.faces)
-            n_input, warning = len(V), ""
-            if n_input > settings.max_vertices:
-                if not settings.decimate:
-                    raise MeshError(f"mesh has {n_input} vertices, over max_vertices {settings.max_vertices} "
-                                    f"(decimate is off)")
-                self.status.set_state("busy", f"decimating {n_input} vertices")
-                small = decimate_to_vertices(V, F, settings.max_vertices)
-                V, F = small.vertices, small.faces
-                warning = (f"decimated from {n_input} to {len(V)} vertices (max_vertices {settings.max_vertices}); "
-                           f"~/trajectory columns follow ~/trajectory_mesh")
-                self.get_logger().warning(f"mesh {warning}")
+            V, F, n_input, warning, source = self._read_mesh(marker, settings)
             key = mesh_key(V, F)
             self.status.set_state("busy", "encoding mesh")
             self.publish_diagnostics()
@@ -462,10 +617,11 @@ class NeurokNode(LifecycleNode):
         self._mesh = CurrentMesh(V, F, frame, key, instance, surface, encode_s, cached, n_input, input_stamp)
         self._trajectory_mesh_pub.publish(mesh_to_marker(V, F, frame, name="trajectory_mesh"))
         self._publish_description(instance)
+        self._show_frames(self._mesh)
         # RViz shows the new object at rest until its first prediction
         self._playback.show(V[None], np.zeros(1), F, frame, [], 0.0, False)
         self.status.update(mesh_key=key[:16], mesh_vertices=len(V), mesh_faces=len(F), mesh_input_vertices=n_input,
-                           mesh_frame=frame, mesh_stamp=input_stamp, mesh_source=decoded.source,
+                           mesh_frame=frame, mesh_stamp=input_stamp, mesh_source=source,
                            mesh_encode_s=encode_s, mesh_encoding_from_cache=cached,
                            mesh_ready_s=time.perf_counter() - job.received, cached_encodings=len(self._cache))
         self.status.accepted("~/mesh", f"{len(V)} vertices, {len(F)} faces, frame '{frame}'"
@@ -556,13 +712,7 @@ class NeurokNode(LifecycleNode):
         started = time.perf_counter()
         try:
             result = self.backend.predict(mesh.instance, job.conditions, settings)
-            frames = np.asarray(result.vertices, dtype=np.float32)
-            times = np.asarray(result.times, dtype=np.float32).reshape(-1)
-            if frames.ndim != 3 or frames.shape[1:] != mesh.vertices.shape or frames.shape[0] != times.size:
-                raise RuntimeError(f"prediction has shape {frames.shape} with {times.size} times, expected "
-                                   f"(T, {len(mesh.vertices)}, 3)")
-            if not np.isfinite(frames).all():
-                raise RuntimeError("prediction holds NaN or inf (the simulation diverged)")
+            frames, times = _prediction_arrays(result, len(mesh.vertices))
         except NeurokInputError as exc:  # an action or setting the simulation refuses
             self._reject(job.topic, str(exc), job.input_stamp)
             return
@@ -581,6 +731,7 @@ class NeurokNode(LifecycleNode):
                                                                 joints["velocities"], mesh.frame_id, job.stamp))
             self._joint_playback.show(joints["names"], times, joints["positions"], joints["velocities"],
                                       settings.playback_rate, settings.playback_loop)
+            self._show_frames(mesh, joints, times, settings)
         c = job.conditions
         self._playback.show(frames, times, mesh.faces, mesh.frame_id,
                             contact_markers(c.positions, c.velocities, c.path_positions, mesh.frame_id, mesh.size),
@@ -599,10 +750,209 @@ class NeurokNode(LifecycleNode):
             last_energy_j="" if result.energy is None else energy_text(result.energy))
         self.status.set_state("ready")
 
+    # ---------------------------------------------------------------- PredictMotion goals
+    def _predict_goal(self, goal, overrides: dict, feedback):
+        """PredictMotionServer's predict, on the executor thread that runs the goal: hand the goal to
+        the worker (all model work stays on that one thread, with the encoding cache) and wait."""
+        job = GoalJob(goal, overrides, feedback, time.perf_counter())
+        with self._goals_lock:
+            worker = self._worker
+            if not self._goals_open or worker is None:
+                raise RuntimeError("neurok_node is not active")
+            self._goals.add(job)
+        try:
+            worker.submit("goal", job)  # a goal waiting before this one is superseded (_job_dropped)
+            while not job.done.wait(GOAL_POLL_S):
+                if job.should_stop() and worker.withdraw("goal", job):  # canceled while it waits: it never runs
+                    outcome = self._finish_stopped(job, "canceled while waiting for the worker")
+                    self._count_goal(job, outcome)
+                    self.publish_diagnostics()
+        finally:
+            with self._goals_lock:
+                self._goals.discard(job)
+        if job.error is not None:
+            raise job.error
+        return job.result
+
+    def _goal_stage(self, job: GoalJob, progress: float, stage: str) -> None:
+        """A stage change: feedback to the client, and /diagnostics (busy: <stage>)."""
+        job.feedback(progress, stage)
+        self.status.set_state("busy", stage)
+        self.publish_diagnostics()
+
+    def _goal_settings(self, overrides: dict):
+        """The node's settings with a goal's overrides on top; NeurokInputError for a value out of range."""
+        for name, value in overrides.items():
+            problem = check_value(SPEC_BY_NAME[name], value)
+            if problem:
+                raise NeurokInputError(f"goal {problem}")
+        return replace(read_settings(self), **overrides)
+
+    def _run_goal(self, job: GoalJob) -> None:
+        """A PredictMotion goal on the worker; the mesh in use and the topics' outputs stay as they are."""
+        input_stamp = stamp_text(job.goal.contacts.header.stamp)
+        try:
+            job.finish(result=self._predict_goal_on_worker(job, input_stamp))
+            outcome = "succeeded"
+        except Cancelled as exc:
+            outcome = self._finish_stopped(job, str(exc))
+            self.get_logger().info(f"PredictMotion goal {outcome}: {exc}")
+        except NeurokInputError as exc:
+            self._reject("~/predict_motion", str(exc), input_stamp)
+            job.finish(error=exc)
+            outcome = f"aborted: {exc}"
+        except Exception as exc:
+            reason = f"prediction failed: {type(exc).__name__}: {exc}"
+            self.status.set_state("error", reason)
+            self._reject("~/predict_motion", reason, input_stamp)
+            job.finish(error=exc)
+            outcome = f"aborted: {reason}"
+        self._count_goal(job, outcome)
+
+    def _count_goal(self, job: GoalJob, outcome: str) -> None:
+        """/diagnostics values of a goal's end: outcome "succeeded", "canceled" or "aborted: <reason>"."""
+        with self._goals_lock:
+            self.goal_counts[outcome.split(":")[0]] += 1
+            counts = dict(self.goal_counts)
+        self.status.update(goals_succeeded=counts["succeeded"], goals_canceled=counts["canceled"],
+                           goals_aborted=counts["aborted"], last_goal=outcome,
+                           last_goal_stamp=stamp_text(job.goal.contacts.header.stamp),
+                           last_goal_s=time.perf_counter() - job.received)
+
+    @staticmethod
+    def _finish_stopped(job: GoalJob, how: str) -> str:
+        """End a goal that stopped early: aborted when the node stopped it, else (a cancel) with a Result
+        whose summary_json is {"canceled": how}. Returns the outcome for /diagnostics."""
+        if job.stop_reason:
+            job.finish(error=RuntimeError(job.stop_reason))
+            return f"aborted: {job.stop_reason}"
+        from neurok_interfaces.action import PredictMotion
+
+        job.finish(result=PredictMotion.Result(summary_json=json.dumps({"canceled": how})))
+        return "canceled"
+
+    def _predict_goal_on_worker(self, job: GoalJob, input_stamp: str):
+        """The PredictMotion.Result of a goal: its mesh read as ~/mesh reads one and encoded through the
+        encoding cache, its contacts checked as ~/action's are, the prediction with the node's settings
+        and the goal's overrides, stopped by job.should_stop; feedback at every stage change and every
+        FEEDBACK_PERIOD_S while simulating."""
+        from neurok_ros.articulation.articulation import Articulation
+        from neurok_ros.ros.predict_motion_action import motion_result
+
+        goal = job.goal
+        if job.should_stop():
+            raise Cancelled("stopped before it started")
+        settings = self._goal_settings(job.overrides)
+        self._goal_stage(job, 0.0, "reading mesh")
+        V, F, n_input, warning, _ = _refused_unless_read("mesh could not be used", self._read_mesh, goal.mesh,
+                                                         settings)
+        frame = self._frame_of(goal.mesh.header.frame_id)
+        conditions = _refused_unless_read("unreadable contacts", trajectory_to_conditions, goal.contacts)
+        if goal.contacts.header.frame_id and goal.contacts.header.frame_id != frame:
+            raise NeurokInputError(f"contacts frame '{goal.contacts.header.frame_id}' is not the mesh frame "
+                                   f"'{frame}' (no tf2 here: send them in the mesh frame)")
+        key = mesh_key(V, F)
+
+        def encode():
+            self._goal_stage(job, 0.05, "encoding mesh")
+            return self.backend.encode(V, F)
+        instance, cached, encode_s = self._cache.get_or_encode(key, encode)
+        if job.should_stop():
+            raise Cancelled("stopped after reading the mesh")
+        current = self._mesh
+        surface = current.surface if current is not None and current.key == key else SurfaceIndex(V, F)
+        distances = surface.check_contacts(conditions, settings.contact_tolerance)
+        self.status.accepted("~/predict_motion", f"goal: {len(V)} vertices, {conditions.num_contacts} contact(s)"
+                             + (", encoding from cache" if cached else f", encoded in {encode_s:.2f} s"),
+                             input_stamp, warning)
+        self._goal_stage(job, 0.1, "simulating")
+        done, last_feedback = 0.1, time.monotonic()
+
+        def progress(fraction: float) -> None:  # the fraction of the simulated time span integrated
+            nonlocal done
+            done = 0.1 + 0.85 * fraction
+
+        def should_stop() -> bool:  # asked at every integrator step: feedback every FEEDBACK_PERIOD_S too
+            nonlocal last_feedback
+            now = time.monotonic()
+            if now - last_feedback >= FEEDBACK_PERIOD_S:
+                last_feedback = now
+                job.feedback(done, "simulating")
+            return job.should_stop()
+        started = time.perf_counter()
+        result = self.backend.predict(instance, conditions, settings, should_stop=should_stop, progress=progress)
+        frames, times = _prediction_arrays(result, len(V))
+        simulate_s = time.perf_counter() - started
+
+        self._goal_stage(job, 0.95, "publishing")
+        stamp = self._stamp_for(goal.contacts.header)
+        used = getattr(instance, "articulation", None) if settings.articulation == "auto" else None
+        urdf = self._description_text(instance) if used is not None else ""
+        if used is None:  # the latent chart, as the prediction saw it: one soft part
+            used = Articulation(np.zeros(len(V), np.int64), [], "soft")
+        summary = {
+            "mesh_key": key[:16], "mesh_vertices": len(V), "mesh_faces": len(F), "mesh_input_vertices": n_input,
+            "mesh_frame": frame, "mesh_warning": warning, "encoding_from_cache": cached, "encode_s": encode_s,
+            "frames": int(frames.shape[0]), "contacts": conditions.num_contacts,
+            "contact_distance_max": float(distances.max()), "overrides": job.overrides, "simulate_s": simulate_s,
+            **{f"sim_{k}": v for k, v in result.timings.items()},
+            **{f"sim_{k}": v for k, v in result.summary.items() if isinstance(v, (int, float, str, bool))},
+            "energy_j": None if result.energy is None else np.asarray(result.energy, dtype=np.float64),
+        }
+        summary["latency_s"] = time.perf_counter() - job.received
+        return motion_result(frames, times, frame, stamp, joints=getattr(result, "joints", None), articulation=used,
+                             urdf=urdf, mesh_stamp=goal.mesh.header.stamp, summary=summary)
+
+    def _description_text(self, instance) -> str:
+        """The URDF of the instance's parts and joints (as on ~/object_description), '' when the backend
+        writes none."""
+        describe = getattr(self.backend, "description", None)
+        if describe is None:
+            return ""
+        try:
+            return describe(instance)
+        except Exception as exc:  # the prediction stays usable without its description
+            self.get_logger().warning(f"no object description: {type(exc).__name__}: {exc}")
+            return ""
+
+
+def _refused_unless_read(unreadable: str, read, *args):
+    """read(*args); any failure but a NeurokInputError raised as one, "<unreadable>: <type>: <message>"
+    (a malformed goal is refused like a malformed message, and leaves the node's state alone)."""
+    try:
+        return read(*args)
+    except NeurokInputError:
+        raise
+    except Exception as exc:
+        raise NeurokInputError(f"{unreadable}: {type(exc).__name__}: {exc}") from exc
+
+
+def _prediction_arrays(result, vertex_count: int) -> tuple[np.ndarray, np.ndarray]:
+    """(frames (T, n, 3), times (T,)) float32 of a MotionResult; RuntimeError for a wrong shape or a
+    non-finite value (a diverged simulation)."""
+    frames = np.asarray(result.vertices, dtype=np.float32)
+    times = np.asarray(result.times, dtype=np.float32).reshape(-1)
+    if frames.ndim != 3 or frames.shape[1:] != (vertex_count, 3) or frames.shape[0] != times.size:
+        raise RuntimeError(f"prediction has shape {frames.shape} with {times.size} times, expected "
+                           f"(T, {vertex_count}, 3)")
+    if not np.isfinite(frames).all():
+        raise RuntimeError("prediction holds NaN or inf (the simulation diverged)")
+    return frames, times
+
+
+def node_executor(context=None):
+    """The executor to spin neurok_node with: a MultiThreadedExecutor of EXECUTOR_THREADS threads, so
+    that a PredictMotion goal waiting for the worker leaves threads for cancel requests, /diagnostics,
+    the topics and the lifecycle services (the node's own callbacks stay in its default, mutually
+    exclusive group: one at a time, as with a SingleThreadedExecutor)."""
+    from rclpy.executors import MultiThreadedExecutor
+
+    return MultiThreadedExecutor(num_threads=EXECUTOR_THREADS, context=context)
+
 
 def main(args=None) -> int:
     """Console script `neurok_node` (and `neurok serve`): spin the node until Ctrl-C."""
-    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+    from rclpy.executors import ExternalShutdownException
 
     rclpy.init(args=sys.argv if args is None else args)
     node = None
@@ -615,7 +965,7 @@ def main(args=None) -> int:
         except Exception as exc:
             print(f"neurok_node: error: {type(exc).__name__}: {exc}", file=sys.stderr)
             return 1
-        executor = SingleThreadedExecutor()
+        executor = node_executor()
         executor.add_node(node)
         try:
             executor.spin()

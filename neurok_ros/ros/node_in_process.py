@@ -35,7 +35,6 @@ def connected_client(spawn_node: bool, server: str = "/neurok_node", params_file
     """A NeurokClient connected to a ready node: with spawn_node, a neurok_node started here (params
     files and "name:=value" overrides), spun on a thread and shut down on exit; otherwise `server`."""
     import rclpy
-    from rclpy.executors import SingleThreadedExecutor
 
     from neurok_ros.ros.client import NeurokClient
 
@@ -44,19 +43,21 @@ def connected_client(spawn_node: bool, server: str = "/neurok_node", params_file
     node = executor = None
     try:
         if spawn_node:
-            from neurok_ros.ros.neurok_node import NeurokNode
+            from neurok_ros.ros.neurok_node import NeurokNode, node_executor
 
             cli_args = ["--ros-args"] + [a for path in params_files for a in ("--params-file", path)]
             node = NeurokNode(context=context, cli_args=cli_args if params_files else None,
                               parameter_overrides=parameter_overrides(parameters))
             server = node.get_fully_qualified_name()
-            executor = SingleThreadedExecutor(context=context)
+            executor = node_executor(context)  # multi-threaded: PredictMotion goals leave threads free
             executor.add_node(node)
             threading.Thread(target=executor.spin, name="neurok_node_spin", daemon=True).start()
         with NeurokClient(server, context=context) as client:
             client.wait_for_server(timeout)
             yield client
     finally:
+        if node is not None:
+            node.stop_goals()  # a PredictMotion goal holds an executor thread, which shutdown() waits for
         if executor is not None:
             executor.shutdown(timeout_sec=2.0)
         if node is not None:

@@ -8,19 +8,27 @@ The node attaches it with its own prediction: `PredictMotionServer(node, predict
              gravity (x, y, z) m/s^2, free_base); the node's parameters hold for the others;
   feedback   feedback(progress 0..1, stage) publishes a PredictMotion.Feedback and returns False once
              the client has asked to cancel: predict should then stop and return (any Result); the
-             goal ends CANCELED.
+             goal ends CANCELED. feedback.cancel_requested says the same without publishing (cheap
+             enough to ask at every simulation step).
 A goal with an invalid setting is rejected; a cancel request is always accepted; an exception from
 predict aborts the goal with summary_json {"error": "<type>: <message>"}.
+
+predict runs on the executor thread that executes the goal (an rclpy task, outside any callback
+group): spin the node with a MultiThreadedExecutor so that cancel requests, other goals and the
+node's other callbacks are served while it runs.
 """
 from __future__ import annotations
 
 import json
 import math
+import threading
+import time
 from typing import Callable
 
 from neurok_interfaces.action import PredictMotion
 
 ACTION_NAME = "~/predict_motion"
+RESULT_SEND_S = 0.05  # wait_idle: the time rclpy gets to send the results of the goals that just ended
 FREE_BASE_VALUES = {PredictMotion.Goal.FREE_BASE_OFF: False, PredictMotion.Goal.FREE_BASE_ON: True}
 
 Feedback = Callable[[float, str], bool]
@@ -50,6 +58,62 @@ def goal_overrides(goal) -> dict:
     return overrides
 
 
+def json_value(value):
+    """`value` as plain JSON: numpy scalars and arrays as numbers and lists, tuples as lists, NaN and
+    infinities as null (strict JSON has no token for them)."""
+    if hasattr(value, "tolist"):  # numpy
+        value = value.tolist()
+    if isinstance(value, dict):
+        return {str(k): json_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_value(v) for v in value]
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    return value
+
+
+def motion_result(frames, times, frame_id: str, stamp, *, joints=None, articulation=None, urdf: str = "",
+                  mesh_stamp=None, summary=None):
+    """A PredictMotion.Result with the messages the node's topics carry for the same prediction:
+    trajectory as ~/trajectory (frames (T, N, 3), times (T,)), joint_trajectory as ~/joint_trajectory
+    (joints {"names", "positions", "velocities"}, or None: no joint names), both stamped `stamp` in
+    frame_id; articulation (neurok_ros.articulation.Articulation, or None: left empty) with `urdf`,
+    stamped mesh_stamp; summary: a dict, as JSON (json_value)."""
+    from neurok_ros.ros.articulation_message import articulation_to_message
+    from neurok_ros.ros.joint_messages import joint_trajectory
+    from neurok_ros.ros.trajectory_cloud import frames_to_cloud
+
+    result = PredictMotion.Result(trajectory=frames_to_cloud(frames, times, frame_id, stamp),
+                                  summary_json=json.dumps(json_value(summary or {}), allow_nan=False))
+    if joints is not None:
+        result.joint_trajectory = joint_trajectory(joints["names"], times, joints["positions"], joints["velocities"],
+                                                   frame_id, stamp)
+    else:
+        result.joint_trajectory.header.frame_id = frame_id
+        result.joint_trajectory.header.stamp = stamp
+    if articulation is not None:
+        result.articulation = articulation_to_message(articulation, frame_id, mesh_stamp, urdf)
+    return result
+
+
+class GoalFeedback:
+    """The `feedback` handed to predict: feedback(progress, stage) publishes a PredictMotion.Feedback
+    (progress clamped to 0..1) and returns False once cancel is requested; cancel_requested reads
+    that alone."""
+
+    def __init__(self, goal_handle):
+        self._goal_handle = goal_handle
+
+    @property
+    def cancel_requested(self) -> bool:
+        return self._goal_handle.is_cancel_requested
+
+    def __call__(self, progress: float, stage: str) -> bool:
+        progress = min(max(float(progress), 0.0), 1.0) if math.isfinite(progress) else 0.0
+        self._goal_handle.publish_feedback(PredictMotion.Feedback(progress=progress, stage=str(stage)))
+        return not self.cancel_requested
+
+
 class PredictMotionServer:
     """An ActionServer of PredictMotion named `name` on `node`, running predict(goal, overrides, feedback)
     for each accepted goal (see the module docstring). Its callbacks are in a reentrant group, so that
@@ -61,6 +125,8 @@ class PredictMotionServer:
 
         self._node = node
         self._predict = predict
+        self._running = 0  # goals between the start of their execution and their terminal state
+        self._idle = threading.Condition()
         self._server = ActionServer(node, PredictMotion, name, execute_callback=self._execute,
                                     goal_callback=self._on_goal, cancel_callback=self._on_cancel,
                                     callback_group=callback_group or ReentrantCallbackGroup())
@@ -81,13 +147,19 @@ class PredictMotionServer:
         return CancelResponse.ACCEPT
 
     def _execute(self, goal_handle):
-        def feedback(progress: float, stage: str) -> bool:
-            progress = min(max(float(progress), 0.0), 1.0) if math.isfinite(progress) else 0.0
-            goal_handle.publish_feedback(PredictMotion.Feedback(progress=progress, stage=str(stage)))
-            return not goal_handle.is_cancel_requested
-
+        with self._idle:
+            self._running += 1
         try:
-            result = self._predict(goal_handle.request, goal_overrides(goal_handle.request), feedback)
+            return self._run(goal_handle)
+        finally:
+            with self._idle:
+                self._running -= 1
+                self._idle.notify_all()
+
+    def _run(self, goal_handle):
+        try:
+            result = self._predict(goal_handle.request, goal_overrides(goal_handle.request),
+                                   GoalFeedback(goal_handle))
         except Exception as exc:  # any failure of a prediction ends its goal, never the node
             self._node.get_logger().error(f"PredictMotion goal aborted: {type(exc).__name__}: {exc}")
             goal_handle.abort()
@@ -97,6 +169,16 @@ class PredictMotionServer:
         else:
             goal_handle.succeed()
         return result if result is not None else PredictMotion.Result()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Block until no goal executes (each has its terminal state and its result sent); False on timeout."""
+        with self._idle:
+            waited = self._running > 0
+            if not self._idle.wait_for(lambda: self._running == 0, timeout):
+                return False
+        if waited:  # rclpy sends the result right after the execute callback returns, on its thread
+            time.sleep(RESULT_SEND_S)
+        return True
 
     def destroy(self) -> None:
         self._server.destroy()

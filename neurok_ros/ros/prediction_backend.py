@@ -66,14 +66,17 @@ class NeurokBackend:
         instance.articulation = read_articulation(instance)
         return instance
 
-    def predict(self, instance, conditions, settings) -> MotionResult:
+    def predict(self, instance, conditions, settings, should_stop=None, progress=None) -> MotionResult:
         """THE prediction call: the motion of `instance` under `conditions` (ContactConditions, mesh
         frame) with the node's current settings (NodeSettings): in joint coordinates when the mesh
-        has joints and the articulation parameter is auto, else in the learned latent chart."""
+        has joints and the articulation parameter is auto, else in the learned latent chart.
+        should_stop, progress: predict_motion's (a PredictMotion goal's cancel and feedback);
+        neurok_ros.errors.Cancelled once should_stop() returns True."""
         from neurok_ros.simulation.predict import predict_motion
 
         articulation = getattr(instance, "articulation", None) if settings.articulation == "auto" else None
-        prediction = predict_motion(instance, conditions, simulation_settings(settings), articulation=articulation)
+        prediction = predict_motion(instance, conditions, simulation_settings(settings), articulation=articulation,
+                                    should_stop=should_stop, progress=progress)
         summary = dict(prediction.summary or {})
         seconds = summary.pop("seconds", {}) or {}
         # "encode" there is the instance's original encoding time, whatever the cache did: leave it out.

@@ -19,12 +19,16 @@ import numpy as np
 
 class LatestOnlyWorker:
     """handler(kind, job) runs on the worker thread, one job at a time; it must do its own error
-    reporting (an exception escaping it is passed to on_error and the thread carries on)."""
+    reporting (an exception escaping it is passed to on_error and the thread carries on).
+    on_dropped(kind, job), when given, is called for every job that will never run: replaced by a
+    newer one of its kind (on the submitting thread) or dropped by stop()."""
 
     def __init__(self, handler: Callable[[str, Any], None], kinds: Sequence[str] = ("mesh", "action"),
-                 on_error: Optional[Callable[[str, BaseException], None]] = None, name: str = "neurok_worker"):
+                 on_error: Optional[Callable[[str, BaseException], None]] = None, name: str = "neurok_worker",
+                 on_dropped: Optional[Callable[[str, Any], None]] = None):
         self._handler = handler
         self._on_error = on_error
+        self._on_dropped = on_dropped
         self._kinds = tuple(kinds)
         self._slots: dict[str, Any] = {}
         self._cond = threading.Condition()
@@ -42,12 +46,24 @@ class LatestOnlyWorker:
             raise ValueError(f"unknown job kind {kind!r}; expected one of {self._kinds}")
         with self._cond:
             replaced = kind in self._slots
+            old = self._slots.get(kind)
             self._slots[kind] = job
             self.submitted[kind] += 1
             if replaced:
                 self.superseded[kind] += 1
             self._cond.notify()
+        if replaced and self._on_dropped is not None:
+            self._on_dropped(kind, old)
         return replaced
+
+    def withdraw(self, kind: str, job: Any) -> bool:
+        """Take `job` out of the slot of `kind` if it still waits there (it will never run); True when it did."""
+        with self._cond:
+            if self._slots.get(kind) is not job:
+                return False
+            del self._slots[kind]
+            self._cond.notify_all()
+        return True
 
     def waiting(self, kind: Optional[str] = None) -> bool:
         """True when a job (of `kind`, or of any kind) waits."""
@@ -78,8 +94,12 @@ class LatestOnlyWorker:
         """Drop waiting jobs, let the running one finish (up to timeout), end the thread."""
         with self._cond:
             self._stopping = True
+            dropped = list(self._slots.items())
             self._slots.clear()
             self._cond.notify_all()
+        if self._on_dropped is not None:
+            for kind, job in dropped:
+                self._on_dropped(kind, job)
         if threading.current_thread() is not self._thread:
             self._thread.join(timeout)
 

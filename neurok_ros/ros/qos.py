@@ -77,3 +77,20 @@ JOINT_STATES_QOS = QoSProfile(
     reliability=ReliabilityPolicy.RELIABLE,
     durability=DurabilityPolicy.VOLATILE,
 )
+
+# out /tf: the object's link frames (neurok_ros.ros.tf_messages), tf2_ros's dynamic broadcaster profile
+# (DynamicBroadcasterQoS), which RViz and tf2 listeners subscribe with.
+TF_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=100,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.VOLATILE,
+)
+
+# /tf_static: tf2_ros's static broadcaster profile (StaticBroadcasterQoS), for transforms that never change.
+TF_STATIC_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=1,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+)

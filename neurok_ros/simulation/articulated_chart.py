@@ -16,7 +16,7 @@ rigid motion of the input vertices.
 from __future__ import annotations
 
 import time
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 import torch
@@ -92,10 +92,13 @@ def _held_parts(vertices: np.ndarray, labels: np.ndarray, settings: SimulationSe
 
 def predict_articulated(vertices, faces, articulation: Articulation,
                         conditions: Optional[ContactConditions] = None,
-                        settings: Optional[SimulationSettings] = None, pinned_vertices=None):
+                        settings: Optional[SimulationSettings] = None, pinned_vertices=None,
+                        should_stop: Optional[Callable[[], bool]] = None,
+                        progress: Optional[Callable[[float], None]] = None):
     """Simulate the mesh (vertices (n, 3) metres, faces (m, 3)) with the parts and joints of
     `articulation`, from rest at its input pose; returns a predict.Prediction whose q (T, k) are the
-    joint coordinates (base first with free_base). ActionError for unusable contacts, forces or pins."""
+    joint coordinates (base first with free_base). ActionError for unusable contacts, forces or pins.
+    should_stop and progress: see simulation/predict.py's predict_motion."""
     settings = (settings or default_settings()).validate()
     started = time.perf_counter()
     vertices = np.asarray(vertices, dtype=np.float64)
@@ -157,7 +160,7 @@ def predict_articulated(vertices, faces, articulation: Articulation,
     if moving:
         qdot0, residual = initial_velocity(system, contact_index, conditions.velocities)
     frames = settings.frame_times()
-    trajectory = integrate(system, np.zeros(count), qdot0, frames, settings.step_size)
+    trajectory = integrate(system, np.zeros(count), qdot0, frames, settings.step_size, should_stop, progress)
     if not (np.isfinite(trajectory.q).all() and np.isfinite(trajectory.qdot).all()):
         raise NeurokInputError("the simulation diverged; use a smaller step_size")
     simulated = time.perf_counter()

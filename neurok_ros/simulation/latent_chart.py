@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 import torch
@@ -37,7 +37,7 @@ from neurok_ros.dynamics.integrate import FIXED_STEP, simulate
 from neurok_ros.dynamics.kinematic_map import KinematicMap, positions_and_velocities
 from neurok_ros.dynamics.lagrangian import LagrangianSystem
 from neurok_ros.dynamics.potentials import potential_energy
-from neurok_ros.errors import NeurokInputError
+from neurok_ros.errors import Cancelled, NeurokInputError
 from neurok_ros.geometry.rigid_alignment import apply_rigid, fixes_a_frame
 from neurok_ros.simulation.action_binding import Bindings, bind_actions
 from neurok_ros.simulation.dense_output import interpolate_states
@@ -136,9 +136,12 @@ def pin_selector(settings: SimulationSettings, vertices, faces, pinned_vertices=
 
 
 def predict_latent(instance, conditions: Optional[ContactConditions] = None,
-                   settings: Optional[SimulationSettings] = None, pinned_vertices=None) -> Prediction:
+                   settings: Optional[SimulationSettings] = None, pinned_vertices=None,
+                   should_stop: Optional[Callable[[], bool]] = None,
+                   progress: Optional[Callable[[float], None]] = None) -> Prediction:
     """Simulate `instance` (from encode_mesh) from rest at its input pose in the latent chart; see
-    the module docstring and simulation/predict.py's predict_motion, which dispatches here."""
+    the module docstring and simulation/predict.py's predict_motion, which dispatches here
+    (should_stop and progress: there)."""
     settings = (settings or default_settings()).validate()
     started = time.perf_counter()
     dtype = torch.float64
@@ -209,10 +212,12 @@ def predict_latent(instance, conditions: Optional[ContactConditions] = None,
         if locating:  # rk4, omega h <= 1 for the elastic spring
             spring = potentials.stiffness + potentials.pin_stiffness  # 0 without pinned points
             step = min(LOCATING_STEP, 1.0 / math.sqrt(spring)) if spring else LOCATING_STEP
-            return system, simulate(system, start, rate, node_times, method="rk4", step_size=step)
-        try:
+            return system, simulate(system, start, rate, node_times, method="rk4", step_size=step,
+                                    should_stop=should_stop)
+        try:  # only the final solve reports progress: the locating ones are short
             return system, simulate(system, start, rate, node_times, method=settings.method,
-                                    step_size=settings.step_size, rtol=settings.rtol, atol=settings.atol)
+                                    step_size=settings.step_size, rtol=settings.rtol, atol=settings.atol,
+                                    should_stop=should_stop, progress=progress)
         except RuntimeError as exc:  # the adaptive integrator gave up (step size underflow, too many steps)
             raise NeurokInputError(f"the integration failed: {exc}; try method rk4 with a step_size, "
                                    f"or a larger stiffness or damping") from exc
@@ -222,6 +227,8 @@ def predict_latent(instance, conditions: Optional[ContactConditions] = None,
         # the solves that only show the refits where to sample take fixed rk4 steps (solve, locating=True)
         system, trajectory = solve(surrogate.kmap, locating=rounds > 0)
         for round_ in range(rounds):
+            if should_stop is not None and should_stop():
+                raise Cancelled("the simulation was stopped while refining the surrogate")
             surrogate = refine_surrogate(kmap, surrogate, trajectory.q[:, :k], seed=settings.seed + 1 + round_)
             system, trajectory = solve(surrogate.kmap, locating=round_ + 1 < rounds)
     else:

@@ -14,7 +14,7 @@ Two charts, each owning its coordinates, initial velocity, energies and output d
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 from neurok_ros.dynamics.contact_conditions import ContactConditions
 from neurok_ros.simulation.action_binding import bind_actions
@@ -27,7 +27,8 @@ __all__ = ["bind_actions", "predict_motion"]
 
 def predict_motion(instance, conditions: Optional[ContactConditions] = None,
                    settings: Optional[SimulationSettings] = None, pinned_vertices=None,
-                   articulation=None) -> Prediction:
+                   articulation=None, should_stop: Optional[Callable[[], bool]] = None,
+                   progress: Optional[Callable[[float], None]] = None) -> Prediction:
     """Simulate `instance` (from encode_mesh) from rest at its input pose.
 
     conditions: contacts at t = 0 (mesh frame, metres, m/s) and an optional drag path, or None for
@@ -36,10 +37,15 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
     joints (neurok articulate): with joints, the joints chart, else the latent chart (module
     docstring). Raises ActionError for unusable contacts or forces, NeurokInputError when the
     integration diverges.
+
+    should_stop: a cheap function asked at every integrator step (milliseconds apart with the default
+    polynomial dynamics map); once it returns True the simulation raises neurok_ros.errors.Cancelled
+    (a caller's cancel). progress: called during the integration with the fraction of the simulated
+    time span done, 0..1.
     """
     if articulation is not None and articulation.joints:
         from neurok_ros.simulation.articulated_chart import predict_articulated
 
         return predict_articulated(instance.vertices, instance.faces, articulation, conditions, settings,
-                                   pinned_vertices)
-    return predict_latent(instance, conditions, settings, pinned_vertices)
+                                   pinned_vertices, should_stop, progress)
+    return predict_latent(instance, conditions, settings, pinned_vertices, should_stop, progress)

@@ -19,7 +19,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import PointCloud2
-from test_ros_node import FAST, FakeBackend, _small_mesh, _stamp, _top_contact
+from test_ros_node import FAST, FakeBackend, _small_mesh, _stamp, _top_contact, spin_until
 from trajectory_msgs.msg import MultiDOFJointTrajectory
 from visualization_msgs.msg import Marker
 
@@ -72,12 +72,7 @@ class Managed:
         self.probe.destroy_node()
 
     def spin_until(self, done, timeout, what):
-        deadline = time.monotonic() + timeout
-        while not (result := done()):
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-            self.executor.spin_once(timeout_sec=0.02)
-        return result
+        return spin_until(self.executor, done, timeout, what)
 
     def spin_for(self, seconds):
         deadline = time.monotonic() + seconds

@@ -111,6 +111,16 @@ def backend(ros_context):
     return NeurokBackend.load("", "cpu")
 
 
+def spin_until(executor, done, timeout: float, what: str):
+    """Spin `executor` until done() is truthy (returned), or fail naming `what` after timeout s."""
+    deadline = time.monotonic() + timeout
+    while not (result := done()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        executor.spin_once(timeout_sec=0.02)
+    return result
+
+
 class Harness:
     """The node under test and a probe node (publishers to its inputs, subscribers to its outputs)
     in one SingleThreadedExecutor, in a namespace of their own."""
@@ -147,14 +157,7 @@ class Harness:
         self.probe.destroy_node()
 
     def spin_until(self, done, timeout, what):
-        deadline = time.monotonic() + timeout
-        while True:
-            result = done()
-            if result:
-                return result
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-            self.executor.spin_once(timeout_sec=0.02)
+        return spin_until(self.executor, done, timeout, what)
 
     def spin_for(self, seconds):
         deadline = time.monotonic() + seconds

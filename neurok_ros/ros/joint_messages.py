@@ -44,10 +44,10 @@ def trajectory_arrays(msg: JointTrajectory) -> tuple[list, np.ndarray, np.ndarra
     return list(msg.joint_names), times, positions, velocities
 
 
-class JointStatePlayback:
-    """Plays the latest joint trajectory on a JointState publisher in real time (times `rate`); tick()
-    is called by a node timer (executor thread), show() by the worker thread; stamp() gives the
-    header time (the node clock)."""
+class TimedPlayback:
+    """The latest trajectory played in real time (times `rate`) on a publisher, one message per tick:
+    tick() is called by a node timer (executor thread), _play() by the worker thread; stamp() gives
+    the header time (the node clock). A subclass builds the message of a frame (_message)."""
 
     def __init__(self, publisher, stamp, clock=time.monotonic):
         self._publisher = publisher
@@ -57,13 +57,18 @@ class JointStatePlayback:
         self._item: Optional[dict] = None
         self.published = 0
 
-    def show(self, names: list, times: np.ndarray, positions: np.ndarray, velocities: np.ndarray, rate: float,
-             loop: bool) -> None:
-        """Start playing positions and velocities (T, J) at times (T,) s; rate 0: hold the last state."""
+    def _play(self, item: dict) -> None:
+        """Start playing item: times (T,) s from 0, rate, loop, and what _message reads."""
         with self._lock:
-            self._item = {"names": [str(n) for n in names], "times": np.asarray(times, float) - float(times[0]),
-                          "positions": np.asarray(positions, float), "velocities": np.asarray(velocities, float),
-                          "rate": float(rate), "loop": bool(loop), "start": None}
+            self._item = {**item, "start": None}
+
+    def clear(self) -> None:
+        """Stop publishing (no object)."""
+        with self._lock:
+            self._item = None
+
+    def _message(self, item: dict, index: int):
+        raise NotImplementedError
 
     def tick(self) -> None:
         with self._lock:
@@ -73,8 +78,22 @@ class JointStatePlayback:
             if item["start"] is None:
                 item["start"] = self._clock()
             index = playback_index(item["times"], self._clock() - item["start"], item["rate"], item["loop"])
+        self._publisher.publish(self._message(item, index))
+        self.published += 1
+
+
+class JointStatePlayback(TimedPlayback):
+    """Plays the latest joint trajectory on a JointState publisher (TimedPlayback)."""
+
+    def show(self, names: list, times: np.ndarray, positions: np.ndarray, velocities: np.ndarray, rate: float,
+             loop: bool) -> None:
+        """Start playing positions and velocities (T, J) at times (T,) s; rate 0: hold the last state."""
+        self._play({"names": [str(n) for n in names], "times": np.asarray(times, float) - float(times[0]),
+                    "positions": np.asarray(positions, float), "velocities": np.asarray(velocities, float),
+                    "rate": float(rate), "loop": bool(loop)})
+
+    def _message(self, item: dict, index: int) -> JointState:
         msg = JointState(name=item["names"], position=item["positions"][index].tolist(),
                          velocity=item["velocities"][index].tolist())
         msg.header.stamp = self._stamp()
-        self._publisher.publish(msg)
-        self.published += 1
+        return msg

@@ -24,8 +24,6 @@ child_frame_id = the child link, header.stamp = the node's clock. Quaternions ar
 """
 from __future__ import annotations
 
-import threading
-import time
 from dataclasses import dataclass
 from typing import Optional
 
@@ -35,7 +33,7 @@ from tf2_msgs.msg import TFMessage
 
 from neurok_ros.articulation.articulation import Articulation
 from neurok_ros.articulation.urdf import _frame_origins, _link_names  # the URDF's frames, shared with the export
-from neurok_ros.ros.playback_markers import playback_index
+from neurok_ros.ros.joint_messages import TimedPlayback
 
 BASE_NAMES = ("base_x", "base_y", "base_z", "base_yaw", "base_pitch", "base_roll")  # the free base's coordinates
 
@@ -170,18 +168,9 @@ def joint_columns(articulation: Articulation, names: list) -> tuple[list[int], O
     return [names.index(j.name) for j in articulation.joints], base
 
 
-class TFPlayback:
-    """Plays the latest joint trajectory as TF frames (one TFMessage per tick) on a /tf publisher, in real time
-    (times `rate`), frame for frame with JointStatePlayback; tick() is called by a node timer (executor
-    thread), show() and show_rest() by the worker thread; stamp() gives the header time (the node clock)."""
-
-    def __init__(self, publisher, stamp, clock=time.monotonic):
-        self._publisher = publisher
-        self._stamp = stamp
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._item: Optional[dict] = None
-        self.published = 0
+class TFPlayback(TimedPlayback):
+    """Plays the latest joint trajectory as TF frames (one TFMessage per tick) on a /tf publisher,
+    frame for frame with JointStatePlayback (TimedPlayback); show() and show_rest() by the worker thread."""
 
     def show(self, articulation: Articulation, frame_id: str, names: list, times: np.ndarray,
              positions: np.ndarray, rate: float, loop: bool, base_centre=None) -> None:
@@ -193,10 +182,9 @@ class TFPlayback:
         positions = np.asarray(positions, np.float64).reshape(len(times), len(names))
         item = {"articulation": articulation, "frame_id": str(frame_id), "times": np.asarray(times, float) -
                 float(times[0]), "q": positions[:, columns], "base": None if base is None else positions[:, base],
-                "centre": base_centre, "rate": float(rate), "loop": bool(loop), "start": None}
+                "centre": base_centre, "rate": float(rate), "loop": bool(loop)}
         self._transforms(item, 0)  # refuse a bad frame or a free base without centre now, not at every tick
-        with self._lock:
-            self._item = item
+        self._play(item)
 
     def show_rest(self, articulation: Articulation, frame_id: str) -> None:
         """Hold the input pose (every joint at 0, the root at the mesh frame): before any prediction."""
@@ -204,23 +192,10 @@ class TFPlayback:
         self.show(articulation, frame_id, [j.name for j in articulation.joints], np.zeros(1),
                   np.zeros((1, count)), 0.0, False)
 
-    def clear(self) -> None:
-        """Stop publishing (no object)."""
-        with self._lock:
-            self._item = None
-
     @staticmethod
     def _transforms(item: dict, index: int) -> list[LinkTransform]:
         base = None if item["base"] is None else item["base"][index]
         return link_transforms(item["articulation"], item["q"][index], item["frame_id"], base, item["centre"])
 
-    def tick(self) -> None:
-        with self._lock:
-            item = self._item
-            if item is None:
-                return
-            if item["start"] is None:
-                item["start"] = self._clock()
-            index = playback_index(item["times"], self._clock() - item["start"], item["rate"], item["loop"])
-        self._publisher.publish(tf_message(self._transforms(item, index), self._stamp()))
-        self.published += 1
+    def _message(self, item: dict, index: int):
+        return tf_message(self._transforms(item, index), self._stamp())

@@ -138,3 +138,10 @@ def test_closest_surface_point_weights(beam):
     face, weights, distance = closest_surface_point(V, F, (LENGTH + 0.01, 0.0, 0.0))
     assert distance == pytest.approx(0.01)
     assert weights @ V[F[face]] == pytest.approx([LENGTH, 0.0, 0.0], abs=1e-9)
+
+
+def test_the_command_line_names_every_scenario():
+    from neurok_ros.cli.soft_eval_command import SCENARIO_NAMES
+    from neurok_ros.evaluation.soft_poke import SCENARIOS
+
+    assert set(SCENARIO_NAMES) == set(SCENARIOS)

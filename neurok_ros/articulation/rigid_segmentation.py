@@ -34,8 +34,8 @@ def kabsch(rest: np.ndarray, moved: np.ndarray, weights: np.ndarray | None = Non
 def motion_residual(R: np.ndarray, t: np.ndarray, rest: np.ndarray, moved: np.ndarray) -> np.ndarray:
     """RMS over motions of |R p + t - x| for every point: R (S, E, 3, 3), t (S, E, 3), rest (M, 3),
     moved (E, M, 3) -> (S, M)."""
-    predicted = np.einsum("seij,mj->semi", R, rest) + t[:, :, None, :]
-    return np.sqrt(np.square(predicted - moved[None]).sum(-1).mean(1))
+    predicted = np.matmul(R, rest.T) + t[..., None]  # (S, E, 3, M): batched matrix products, not einsum
+    return np.sqrt(np.square(predicted - np.swapaxes(moved, -1, -2)[None]).sum(2).mean(1))
 
 
 def segment_rigid(rest: np.ndarray, moved: np.ndarray, tolerance: float = 0.03, min_fraction: float = 0.02,

@@ -47,7 +47,7 @@ def trajectory_arrays(msg: JointTrajectory) -> tuple[list, np.ndarray, np.ndarra
 class TimedPlayback:
     """The latest trajectory played in real time (times `rate`) on a publisher, one message per tick:
     tick() is called by a node timer (executor thread), _play() by the worker thread; stamp() gives
-    the header time (the node clock). A subclass builds the message of a frame (_message)."""
+    the header time (the node clock). A subclass builds the message of a frame: _message(item, index)."""
 
     def __init__(self, publisher, stamp, clock=time.monotonic):
         self._publisher = publisher
@@ -66,9 +66,6 @@ class TimedPlayback:
         """Stop publishing (no object)."""
         with self._lock:
             self._item = None
-
-    def _message(self, item: dict, index: int):
-        raise NotImplementedError
 
     def tick(self) -> None:
         with self._lock:

@@ -825,3 +825,18 @@ def test_decimation_keeps_the_shape_within_the_budget(budget):
     assert 4 <= len(small.vertices) <= budget and small.input_vertices == 642
     radii = np.linalg.norm(small.vertices, axis=1)
     assert np.abs(radii - 1).max() < 0.1
+
+
+@pytest.mark.parametrize("reliable", [False, True])
+def test_observation_qos_follows_its_parameter(ros_context, reliable):
+    """~/observation is BEST_EFFORT (sensor data) by default; observation_reliable asks for RELIABLE."""
+    from rclpy.qos import ReliabilityPolicy
+
+    h = Harness(FakeBackend(), observation_reliable=reliable)
+    try:
+        topic = f"{h.fqn}/observation"
+        h.spin_until(lambda: h.probe.get_subscriptions_info_by_topic(topic), 10, "the observation subscription")
+        qos = h.probe.get_subscriptions_info_by_topic(topic)[0].qos_profile
+        assert qos.reliability == (ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT)
+    finally:
+        h.close()

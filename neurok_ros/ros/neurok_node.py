@@ -63,6 +63,7 @@ from neurok_ros.ros.qos import (
     MARKERS_QOS,
     MESH_QOS,
     OBSERVATION_QOS,
+    OBSERVATION_RELIABLE_QOS,
     TF_QOS,
     TRAJECTORY_MESH_QOS,
     TRAJECTORY_QOS,
@@ -314,7 +315,9 @@ class NeurokNode(LifecycleNode):
             self.create_subscription(Marker, "~/mesh", self._on_mesh, MESH_QOS),
             self.create_subscription(MultiDOFJointTrajectory, "~/action", self._on_action, ACTION_QOS),
             self.create_subscription(PointStamped, "~/clicked_point", self._on_click, CLICKED_POINT_QOS),
-            self.create_subscription(PointCloud2, "~/observation", self._on_observation, OBSERVATION_QOS),
+            self.create_subscription(PointCloud2, "~/observation", self._on_observation,
+                                     OBSERVATION_RELIABLE_QOS if read_settings(self).observation_reliable
+                                     else OBSERVATION_QOS),
         ]
 
     def _tf_frames(self):
@@ -634,6 +637,7 @@ class NeurokNode(LifecycleNode):
         describe = getattr(self.backend, "description", None)
         if describe is None:
             return
+        started = time.perf_counter()
         try:
             urdf = describe(instance)
         except Exception as exc:  # the mesh stays usable without its description
@@ -641,7 +645,8 @@ class NeurokNode(LifecycleNode):
             self.status.update(description="", description_error=f"{type(exc).__name__}: {exc}")
             return
         self._description_pub.publish(String(data=urdf))
-        self.status.update(description_bytes=len(urdf), description_error="")
+        self.status.update(description_bytes=len(urdf), description_error="",
+                           description_s=time.perf_counter() - started)
 
     def _run_observation(self, job: ObservationJob) -> None:
         mesh = self._mesh

@@ -72,6 +72,8 @@ SPECS = (
     ParameterSpec("decimate", "bool", "decimate meshes over max_vertices (false: reject them)"),
     ParameterSpec("click_speed", "double", "initial speed of a push from ~/clicked_point, m/s", 0.0, 1000.0),
     ParameterSpec("cache_size", "integer", "mesh encodings kept (least recently used dropped); 0: none", 0, 1000),
+    ParameterSpec("observation_reliable", "bool", "subscribe to ~/observation RELIABLE; false: BEST_EFFORT, the "
+                  "sensor-data QoS, which also hears reliable publishers (read when the topics open)"),
     ParameterSpec("observation_partial", "bool", "~/observation clouds show one side of the object (one depth "
                   "camera): fit the one-sided Chamfer from the points; false: they cover the whole surface"),
     ParameterSpec("observation_points", "integer", "points of an ~/observation cloud the fit sees (a seeded subset)",

@@ -33,6 +33,13 @@ OBSERVATION_QOS = QoSProfile(
     reliability=ReliabilityPolicy.BEST_EFFORT,
     durability=DurabilityPolicy.VOLATILE,
 )
+# ~/observation with `observation_reliable: true`: every cloud delivered (a reliable recorder or bag)
+OBSERVATION_RELIABLE_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=1,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.VOLATILE,
+)
 
 # out ~/trajectory: the latest prediction, kept for planners that subscribe after it was published.
 # A VOLATILE subscriber matches it too.

@@ -259,3 +259,41 @@ def test_predict_motion_rejects_a_bad_goal_and_accepts_a_cancel(action_pair):
     assert result_future.result().status == GoalStatus.STATUS_CANCELED
     assert json.loads(result_future.result().result.summary_json) == {"canceled": True}
     assert calls == [{}]  # only the accepted goal ran, with no overrides
+
+
+@pytest.mark.slow
+def test_a_colcon_style_install_space_builds_and_is_used(tmp_path):
+    """neurok_interfaces as colcon builds an ament_cmake package: configured against an underlay (the
+    venv's ROS wheels), installed into its own prefix, then used through PYTHONPATH, LD_LIBRARY_PATH
+    and AMENT_PREFIX_PATH as the workspace's setup.bash sets them: its messages serialise there."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    venv = Path(sys.prefix)
+    install = tmp_path / "install" / "neurok_interfaces"
+    env = {k: v for k, v in os.environ.items() if k not in ("AMENT_PREFIX_PATH", "CMAKE_PREFIX_PATH", "PYTHONPATH",
+                                                            "_ROS_WHEELS_BOOTSTRAP_COMPLETE")}
+    env.update(AMENT_PREFIX_PATH=str(venv), PATH=os.pathsep.join([str(venv / "bin"), env.get("PATH", "")]))
+    for command in (["cmake", "-S", root / "neurok_interfaces", "-B", tmp_path / "build", "-G", "Unix Makefiles",
+                     f"-DCMAKE_INSTALL_PREFIX={install}", f"-DCMAKE_PREFIX_PATH={venv}",
+                     f"-DPython3_EXECUTABLE={sys.executable}", "-DBUILD_TESTING=OFF"],
+                    ["cmake", "--build", tmp_path / "build", "--", "-j2"], ["cmake", "--install", tmp_path / "build"]):
+        done = subprocess.run([str(c) for c in command], env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    site = install / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+    assert (install / "share" / "ament_index" / "resource_index" / "packages" / "neurok_interfaces").is_file()
+    used = dict(env, PYTHONPATH=str(site), LD_LIBRARY_PATH=str(install / "lib"),
+                AMENT_PREFIX_PATH=os.pathsep.join([str(install), str(venv)]))
+    probe = ("import neurok_interfaces.msg as m\n"
+             "from neurok_interfaces.msg import Articulation, Joint\n"
+             "from rclpy.serialization import deserialize_message, serialize_message\n"
+             "a = Articulation(part_names=['base', 'lid'], joints=[Joint(name='hinge', lower=-1.0, upper=0.5)])\n"
+             "b = deserialize_message(serialize_message(a), Articulation)\n"
+             "print(m.__file__, b.part_names, b.joints[0].name, b.joints[0].upper)\n")
+    done = subprocess.run([sys.executable, "-c", probe], env=used, capture_output=True, text=True, timeout=120, cwd="/")
+    assert done.returncode == 0, done.stderr[-3000:]
+    where, *values = done.stdout.split()
+    assert Path(where).is_relative_to(install)
+    assert " ".join(values) == "['base', 'lid'] hinge 0.5"

@@ -495,7 +495,9 @@ def test_default_chart_with_a_held_base_through_the_node(ros_context, backend, m
 
 
 def test_the_object_description_and_its_joint_trajectory(ros_context, backend, mesh, tmp_path):
-    """After a mesh, ~/object_description carries the URDF of its readout (a late subscriber gets it);
+    """After a mesh, ~/object_description carries the URDF of its readout (a late subscriber gets it; it
+    loads in yourdfpy with the joints `neurok articulate` reads from that mesh; subscribers with rclpy's
+    default QoS get it and the trajectories too);
     after an action, ~/joint_trajectory carries the URDF's joints, and ~/joint_states plays them back,
     with /tf carrying the same links' frames (RViz's RobotModel needs nothing else)."""
     if isinstance(backend, FakeBackend):
@@ -506,8 +508,12 @@ def test_the_object_description_and_its_joint_trajectory(ros_context, backend, m
     V, F = mesh
     h = Harness(backend, duration=0.3, gravity=[0.0, 0.0, 0.0], playback_rate=1.0)
     try:
-        h.send_good_mesh(V, F)
         base = f"{h.fqn}/"
+        plain = {"description": [], "joints": [], "cloud": []}  # subscribers with rclpy's default QoS (10)
+        h.probe.create_subscription(String, base + "object_description", plain["description"].append, 10)
+        h.probe.create_subscription(JointTrajectory, base + "joint_trajectory", plain["joints"].append, 10)
+        h.probe.create_subscription(PointCloud2, base + "trajectory", plain["cloud"].append, 10)
+        h.send_good_mesh(V, F)
         descriptions, trajectories, states = [], [], []
         h.probe.create_subscription(String, base + "object_description", descriptions.append, DESCRIPTION_QOS)
         h.probe.create_subscription(JointTrajectory, base + "joint_trajectory", trajectories.append,
@@ -523,6 +529,21 @@ def test_the_object_description_and_its_joint_trajectory(ros_context, backend, m
         robot = ET.fromstring(descriptions[-1].data)
         joints = [j for j in robot.iter("joint") if j.get("type") != "fixed"]
         assert joints and all(j.find("axis") is not None for j in joints)
+        # it loads in yourdfpy, with the joints `neurok articulate` reads from the mesh the node received
+        import yourdfpy
+
+        from neurok_ros.articulation.readout import articulate
+
+        path = tmp_path / "object.urdf"
+        path.write_text(descriptions[-1].data)
+        loaded = yourdfpy.URDF.load(str(path), load_meshes=False, build_collision_scene_graph=False,
+                                    build_scene_graph=False)
+        direct = articulate(backend.model, h.node._mesh.vertices, h.node._mesh.faces)
+        assert sorted(j.name for j in loaded.robot.joints if j.type != "fixed") == sorted(j.name for j in direct.joints)
+        for joint in direct.joints:
+            urdf_joint = next(j for j in loaded.robot.joints if j.name == joint.name)
+            assert urdf_joint.type in (joint.type, "continuous")
+            np.testing.assert_allclose(np.abs(urdf_joint.axis @ joint.axis), 1.0, atol=1e-6)
         for mesh_element in robot.iter("mesh"):
             uri = urlparse(mesh_element.get("filename"))
             assert uri.scheme == "file" and os.path.isfile(uri.path)
@@ -550,6 +571,9 @@ def test_the_object_description_and_its_joint_trajectory(ros_context, backend, m
                                          if t.child_frame_id in turning)
 
         h.spin_until(lambda: any(turned(m) for m in frames_seen), 10, "a turned link on /tf")
+        h.spin_until(lambda: all(plain.values()), 10, "the outputs on default-QoS subscribers")
+        assert plain["description"][-1].data == descriptions[-1].data
+        assert trajectory_arrays(plain["joints"][-1])[0] == names
         mine = [m for m in frames_seen if turned(m)][-1]
         assert {t.child_frame_id: t for t in mine.transforms}[root].header.frame_id == "object"
     finally:

@@ -1,6 +1,7 @@
 """The node's /diagnostics: two DiagnosticStatus entries per DiagnosticArray.
 
-"<node>: state"  the model and worker: level WARN while loading, OK when ready or busy, ERROR when
+"<node>: state"  the model and worker: level WARN while loading or without topics (the lifecycle's
+                 unconfigured, inactive, finalized), OK when ready or busy, ERROR when
                  the model failed to load or the last prediction failed; message "loading",
                  "ready", "busy: encoding mesh", "busy: simulating" or "error: <reason>"; values:
                  model, mesh and last-prediction facts and timings (seconds), counters.
@@ -103,7 +104,8 @@ class NodeStatus:
             state, detail, values = self._state, self._state_detail, dict(self._values)
             in_level, in_message, in_values = self._input
             rejected = self.rejected_total
-        level = {"loading": WARN, "ready": OK, "busy": OK}.get(state, ERROR)
+        level = {"loading": WARN, "ready": OK, "busy": OK, "unconfigured": WARN, "inactive": WARN,
+                 "finalized": WARN}.get(state, ERROR)  # the lifecycle states without topics: WARN
         message = state + (f": {detail}" if detail else "")
         state_status = DiagnosticStatus(level=level, name=self.state_name, message=message, hardware_id=HARDWARE_ID,
                                         values=[KeyValue(key="state", value=state)]

@@ -34,7 +34,7 @@ from typing import Optional
 import numpy as np
 import rclpy
 from builtin_interfaces.msg import Time
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PointStamped
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.timer import Timer
@@ -80,7 +80,6 @@ FEEDBACK_PERIOD_S = 0.1  # PredictMotion feedback during the simulation, at most
 # the one waiting; a newer goal supersedes the waiting one), the others serve the topics, /diagnostics,
 # the lifecycle services and cancel requests.
 EXECUTOR_THREADS = 4
-IDLE_STATES = ("unconfigured", "inactive", "finalized")  # lifecycle states without topics: WARN
 
 
 @dataclass
@@ -451,10 +450,7 @@ class NeurokNode(LifecycleNode):
     # ---------------------------------------------------------------- reporting
     def publish_diagnostics(self) -> None:
         self.status.update(predictions=self.predictions, **self._queue_values())
-        array = self.status.to_array(self.get_clock().now().to_msg())
-        if self.status.state in IDLE_STATES:  # NodeStatus would call any other state an ERROR
-            array.status[0].level = DiagnosticStatus.WARN
-        self._diagnostics_pub.publish(array)
+        self._diagnostics_pub.publish(self.status.to_array(self.get_clock().now().to_msg()))
 
     def _queue_values(self) -> dict:
         worker = self._worker

@@ -7,7 +7,6 @@ node unconfigured; a missing checkpoint fails configure without taking the node 
 import gc
 import itertools
 import os
-import time
 import weakref
 
 import numpy as np
@@ -19,7 +18,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import PointCloud2
-from test_ros_node import FAST, FakeBackend, _small_mesh, _stamp, _top_contact, spin_until
+from test_ros_node import FAST, FakeBackend, ProbedNode, _small_mesh, _stamp, _top_contact
 from trajectory_msgs.msg import MultiDOFJointTrajectory
 from visualization_msgs.msg import Marker
 
@@ -38,7 +37,7 @@ _namespaces = itertools.count()
 MANAGED = {**FAST, "autostart": False, "device": "cpu", "threads": 1}
 
 
-class Managed:
+class Managed(ProbedNode):
     """A neurok_node and a probe node (lifecycle service clients, a mesh and an action publisher, a
     trajectory and a /diagnostics subscriber) in one SingleThreadedExecutor."""
 
@@ -65,19 +64,6 @@ class Managed:
         status = find_status(msg, f"{self.fqn}: state")
         if status is not None:
             self.diagnostics.append(status)
-
-    def close(self):
-        self.executor.shutdown(timeout_sec=1.0)
-        self.node.destroy_node()
-        self.probe.destroy_node()
-
-    def spin_until(self, done, timeout, what):
-        return spin_until(self.executor, done, timeout, what)
-
-    def spin_for(self, seconds):
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            self.executor.spin_once(timeout_sec=0.02)
 
     def call(self, client, request, timeout=60):
         future = client.call_async(request)

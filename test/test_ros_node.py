@@ -121,7 +121,25 @@ def spin_until(executor, done, timeout: float, what: str):
     return result
 
 
-class Harness:
+class ProbedNode:
+    """A node under test and a probe node in one SingleThreadedExecutor (subclasses create them):
+    spinning, waiting and closing."""
+
+    def close(self):
+        self.executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
+        self.probe.destroy_node()
+
+    def spin_until(self, done, timeout, what):
+        return spin_until(self.executor, done, timeout, what)
+
+    def spin_for(self, seconds):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self.executor.spin_once(timeout_sec=0.02)
+
+
+class Harness(ProbedNode):
     """The node under test and a probe node (publishers to its inputs, subscribers to its outputs)
     in one SingleThreadedExecutor, in a namespace of their own."""
 
@@ -150,19 +168,6 @@ class Harness:
     def _on_diagnostics(self, msg):
         if find_status(msg, f"{self.fqn}: state") is not None:
             self.diagnostics.append(msg)
-
-    def close(self):
-        self.executor.shutdown(timeout_sec=1.0)
-        self.node.destroy_node()
-        self.probe.destroy_node()
-
-    def spin_until(self, done, timeout, what):
-        return spin_until(self.executor, done, timeout, what)
-
-    def spin_for(self, seconds):
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            self.executor.spin_once(timeout_sec=0.02)
 
     # --- diagnostics
     def statuses(self, which):

@@ -15,7 +15,7 @@ from builtin_interfaces.msg import Duration
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from neurok_ros.ros.playback_markers import playback_index
+from neurok_ros.ros.playback_markers import playback_elapsed, playback_index
 
 
 def duration(seconds: float) -> Duration:
@@ -72,9 +72,7 @@ class TimedPlayback:
             item = self._item
             if item is None:
                 return
-            if item["start"] is None:
-                item["start"] = self._clock()
-            index = playback_index(item["times"], self._clock() - item["start"], item["rate"], item["loop"])
+            index = playback_index(item["times"], playback_elapsed(item, self._clock), item["rate"], item["loop"])
         self._publisher.publish(self._message(item, index))
         self.published += 1
 

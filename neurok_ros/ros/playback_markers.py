@@ -162,6 +162,13 @@ def playback_index(times: np.ndarray, elapsed: float, rate: float, loop: bool) -
     return min(int(np.searchsorted(times, t, side="right")) - 1, last)
 
 
+def playback_elapsed(item: dict, clock) -> float:
+    """Seconds since the playback `item` started (its first tick starts it: item["start"])."""
+    if item["start"] is None:
+        item["start"] = clock()
+    return clock() - item["start"]
+
+
 class MarkerPlayback:
     """Plays the latest prediction on a MarkerArray publisher; tick() is called by a node timer
     (executor thread), show() by the worker thread."""
@@ -183,9 +190,6 @@ class MarkerPlayback:
                           "frame_id": frame_id, "overlays": overlays, "rate": float(rate), "loop": bool(loop),
                           "start": None, "shown": None, "template": template}
 
-    def _index(self, item: dict, now: float) -> int:
-        return playback_index(item["times"], now - item["start"], item["rate"], item["loop"])
-
     def tick(self) -> None:
         """Publish the frame due now, if it changed (node timer, executor thread). Nothing is built
         while no one subscribes; a subscriber that appears gets the DELETEALL and overlays first."""
@@ -193,12 +197,11 @@ class MarkerPlayback:
             item = self._item
             if item is None:
                 return
-            if item["start"] is None:
-                item["start"] = self._clock()
+            elapsed = playback_elapsed(item, self._clock)
             if self._publisher.get_subscription_count() == 0:
                 item["shown"] = None
                 return
-            index = self._index(item, self._clock())
+            index = playback_index(item["times"], elapsed, item["rate"], item["loop"])
             if index == item["shown"]:
                 return
             restart = item["shown"] is None or index < item["shown"]

@@ -14,11 +14,10 @@ frame, a spring toward the rest shape there); pin springs `pin_stiffness` on the
 spring toward the input pose `anchor_stiffness`, only when asked for; the prior barrier. The
 Euler-Lagrange equations are integrated in (q, s) (neurok_ros.dynamics), and the full mesh is
 decoded by the real decoder at the output frames only, in batches (output_decoding), then moved by
-the carrier. Conditions: contacts
-and push points snap to the surface (rejected beyond the tolerance) and become massless simulation
-points; the contacts' initial velocities give qdot0 by least squares in the kinetic-energy metric;
-a drag path pulls them through a spring-damper; push forces act over time windows. q0 = 0 is the
-input pose.
+the carrier. Conditions: contacts and push points snap to the surface (rejected beyond the
+tolerance) and become massless simulation points; the contacts' initial velocities give qdot0 by
+least squares in the kinetic-energy metric; a drag path pulls them through a spring-damper; push
+forces act over time windows. q0 = 0 is the input pose.
 """
 from __future__ import annotations
 
@@ -60,7 +59,7 @@ def resolve_derivatives(kmap: KinematicMap, choice: str) -> str:
     more than the simulation it would speed up: the first forward-mode AD call of a process pays a
     one-time initialisation of about 4 s (torch's forward-AD decompositions), and after it one jvp
     alone (0.07 s at 64 points, k_sim = 4) already costs more than a whole batched-difference
-    expansion (0.02 s), which DESIGN §5 measured as about half an AD expansion. "ad" stays available.
+    expansion (0.02 s), about half an AD expansion. "ad" stays available.
     """
     if choice not in ("auto", "ad", "fd"):
         raise NeurokInputError(f"derivatives must be auto, ad or fd, got {choice!r}")

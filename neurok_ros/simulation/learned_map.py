@@ -8,7 +8,7 @@ act exactly where they were asked for, and the mass distribution stays area-unif
 queries are prepared once (QueryCache), so each evaluation only runs the z-dependent part of the
 decoder. The dynamics state is float64 (small mass matrices, energy bookkeeping); the
 decoder runs in its own dtype (float32). Because of that, the difference steps of the map are those
-of float32 (DESIGN §5: 0.011 and 0.098 in q units, q of unit scale: the prior has unit variance),
+of float32 (0.011 and 0.098 in q units, q of unit scale: the prior has unit variance),
 whatever the state's dtype.
 
 Simulated coordinates. The active subspace A (k, k_q) is found around the prior mean; at the rest

@@ -1,11 +1,11 @@
-"""Full-resolution meshes at the output frames only, in batches (DESIGN §5: the decoder is the cost).
+"""Full-resolution meshes at the output frames only, in batches (the decoder is the cost).
 
 Two ways, chosen by the vertex count:
 - exact: every vertex is a decoder query (instance.decode), when the mesh has at most
   `output_points` vertices;
 - driven: `output_points` area-uniform surface samples are decoded and every vertex follows its 6
   nearest samples (dual-quaternion blending of their rigid transforms, or blended displacements for
-  a displacement model; DESIGN §2). A 10k-vertex mesh at 61 frames is then 61 x 2048 decoder
+  a displacement model; docs/architecture.md §6). A 10k-vertex mesh at 61 frames is then 61 x 2048 decoder
   queries instead of 61 x 10k.
 Frames are decoded in batches of at most `max_queries` query points per decoder call.
 """

@@ -186,7 +186,7 @@ class NeurokNode(LifecycleNode):
         self._worker: Optional[LatestOnlyWorker] = None
         self._inputs: list = []    # subscriptions and timers, only while active
         self._outputs: list = []   # publishers, only while active
-        self._action_server = None  # ~/predict_motion, only while active
+        self._action_server = None  # ~/predict_motion, for the node's whole life; goals only while active
         self._goals: set = set()    # GoalJobs between their start and their result
         self._goals_lock = threading.Lock()
         self._goals_open = False    # whether goals may be handed to the worker
@@ -198,6 +198,9 @@ class NeurokNode(LifecycleNode):
         # /diagnostics in every state, for the node's whole life
         self._diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", DIAGNOSTICS_QOS)
         self._diagnostics_timer = self.create_timer(settings.diagnostics_period, self.publish_diagnostics)
+        # the action server stays while the node lives, so a goal ended by deactivate still gets its
+        # result; it refuses goals unless the node is active
+        self._action_server = self._serve_predict_motion()
         self.publish_diagnostics()
         if settings.autostart:
             self._autostart()
@@ -307,7 +310,8 @@ class NeurokNode(LifecycleNode):
         self._worker = LatestOnlyWorker(self._run_job, kinds=("mesh", "observation", "goal", "action"),
                                         on_error=self._job_crashed, name="neurok_worker",
                                         on_dropped=self._job_dropped)
-        self._action_server = self._serve_predict_motion()
+        with self._goals_lock:
+            self._goals_open = self._action_server is not None
         self._inputs = [
             self.create_timer(PLAYBACK_TICK_S, self._playback.tick),
             self.create_timer(PLAYBACK_TICK_S, self._tick_joints),
@@ -371,9 +375,7 @@ class NeurokNode(LifecycleNode):
                                     f"environment ({exc}); run `make setup`")
             self.status.update(predict_motion="unavailable: neurok_interfaces is not built")
             return None
-        with self._goals_lock:
-            self._goals_open = True
-        return PredictMotionServer(self, self._predict_goal)
+        return PredictMotionServer(self, self._predict_goal, accepting=lambda: self._goals_open)
 
     def stop_goals(self, reason: str = "the node is shutting down") -> None:
         """Stop the PredictMotion goals (they abort with `reason`, in milliseconds) and take no more until
@@ -410,10 +412,8 @@ class NeurokNode(LifecycleNode):
             self._worker.stop(WORKER_STOP_S)
             self._worker = None
         self._release_goals()
-        if self._action_server is not None:
+        if self._action_server is not None:  # the goals end (their results go out: the server stays)
             self._action_server.wait_idle(GOAL_STOP_S)
-            self._action_server.destroy()
-            self._action_server = None
         for publisher in self._outputs:
             self.destroy_publisher(publisher)
         self._outputs = []

@@ -116,15 +116,18 @@ class GoalFeedback:
 
 class PredictMotionServer:
     """An ActionServer of PredictMotion named `name` on `node`, running predict(goal, overrides, feedback)
-    for each accepted goal (see the module docstring). Its callbacks are in a reentrant group, so that
+    for each accepted goal (see the module docstring); accepting() false: goals are rejected (an
+    inactive node). Its callbacks are in a reentrant group, so that
     with a MultiThreadedExecutor cancel requests are answered while a goal runs."""
 
-    def __init__(self, node, predict: Predict, name: str = ACTION_NAME, callback_group=None):
+    def __init__(self, node, predict: Predict, name: str = ACTION_NAME, callback_group=None,
+                 accepting: Callable[[], bool] = lambda: True):
         from rclpy.action import ActionServer
         from rclpy.callback_groups import ReentrantCallbackGroup
 
         self._node = node
         self._predict = predict
+        self._accepting = accepting
         self._running = 0  # goals between the start of their execution and their terminal state
         self._idle = threading.Condition()
         self._server = ActionServer(node, PredictMotion, name, execute_callback=self._execute,
@@ -134,6 +137,9 @@ class PredictMotionServer:
     def _on_goal(self, goal):
         from rclpy.action import GoalResponse
 
+        if not self._accepting():
+            self._node.get_logger().warning("rejected a PredictMotion goal: the node is not active")
+            return GoalResponse.REJECT
         try:
             goal_overrides(goal)
         except ValueError as exc:

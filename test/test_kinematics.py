@@ -438,7 +438,7 @@ def _frozen_subspace_and_turned_lid(V, F, instance):
 
     from neurok_ros.geometry.surface_sampling import sample_surface
 
-    frozen = replace(instance, subspace=Subspace(torch.zeros(instance.k, 1), torch.ones(instance.k), 0.0))
+    frozen = replace(instance, subspace_source=Subspace(torch.zeros(instance.k, 1), torch.ones(instance.k), 0.0))
     target = lid_turned(V, 0.3, F)
     samples = sample_surface(target, F, 2048, np.random.default_rng(5)).points
     return frozen, target, torch.as_tensor(instance.transform.apply(samples), dtype=torch.float32)

@@ -25,6 +25,7 @@ themselves are decoded (no vertex driving needed for the output).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,9 +96,10 @@ class NeuROKInstance:
     """vertices (n, 3) float64 and faces (m, 3) int64: the input mesh, its own frame and units;
     transform: input frame -> normalised frame; prior_mean (k,); shape_tokens (1, K, W);
     rest_latent (k,): E_vae's mean for "no deformation", the z that decodes to the input pose itself;
-    subspace: A (k, k_q); vertex_queries: decoder queries at the normalised vertices; anchored:
-    whether deformations are relative to the decoded rest pose; motion_offsets (E, k): the posterior
-    bank's offsets of the nearest training shapes, or None (no bank: the prior is N(mu, I))."""
+    subspace_source: A (k, k_q), or what computes it (see `subspace`); vertex_queries: decoder
+    queries at the normalised vertices; anchored: whether deformations are relative to the decoded
+    rest pose; motion_offsets (E, k): the posterior bank's offsets of the nearest training shapes,
+    or None (no bank: the prior is N(mu, I))."""
 
     model: NeuROKModel
     vertices: np.ndarray
@@ -106,11 +108,19 @@ class NeuROKInstance:
     prior_mean: torch.Tensor
     shape_tokens: torch.Tensor
     rest_latent: torch.Tensor
-    subspace: Subspace
+    subspace_source: Subspace | Callable[[], Subspace]
     vertex_queries: list[Queries]
     seconds: float
     anchored: bool = True
     motion_offsets: torch.Tensor | None = None
+
+    @property
+    def subspace(self) -> Subspace:
+        """The active subspace A (k, k_q), computed on first use: the joints chart and the readout
+        never need it, the latent chart, sampling and the IK do."""
+        if callable(self.subspace_source):
+            self.subspace_source = self.subspace_source()
+        return self.subspace_source
 
     @property
     def k(self) -> int:
@@ -186,8 +196,9 @@ class NeuROKInstance:
 
 
 def encode_mesh(model: NeuROKModel, vertices, faces, config: EncodingConfig = EncodingConfig()) -> NeuROKInstance:
-    """Encode a static mesh: prior mean, shape tokens and active subspace; vertices (n, 3) in any
-    frame and units, faces (m, 3). Raises MeshError for an invalid mesh."""
+    """Encode a static mesh: prior mean, shape tokens, rest latent and decoder queries now, the active
+    subspace on first use; vertices (n, 3) in any frame and units, faces (m, 3). Raises MeshError for
+    an invalid mesh."""
     started = time.perf_counter()
     V, F = validate_mesh_arrays(vertices, faces)
     transform = NormalisingTransform.from_vertices(V)
@@ -217,7 +228,10 @@ def encode_mesh(model: NeuROKModel, vertices, faces, config: EncodingConfig = En
             return (moved - probe_cache.points).flatten(1).norm(dim=1)
 
         draws = gaussian_draws(mean.detach(), config.subspace_samples, config.seed)
-        subspace = active_subspace(deformation_norm, draws, config.explained_variance, config.max_coords)
+
+        def subspace() -> Subspace:
+            with torch.enable_grad():  # first use may come inside a no_grad decode
+                return active_subspace(deformation_norm, draws, config.explained_variance, config.max_coords)
     else:
         subspace = whole_space(mean.numel(), mean.dtype, device)
     return NeuROKInstance(model, V, F, transform, mean.detach(), shape_tokens.detach(),

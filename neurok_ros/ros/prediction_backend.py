@@ -58,12 +58,15 @@ class NeurokBackend:
 
     def encode(self, vertices: np.ndarray, faces: np.ndarray):
         """A NeuROKInstance of the mesh (vertices in metres, any frame), its parts and joints read
-        (neurok articulate) and kept on it as `articulation`, so actions on it do not wait for them."""
+        (neurok articulate) and kept on it as `articulation`, so actions on it do not wait for them
+        (nor for the latent chart's subspace, when there are no joints)."""
         from neurok_ros.articulation.readout import read_articulation
         from neurok_ros.kinematics.instance import encode_mesh
 
         instance = encode_mesh(self.model, vertices, faces)
         instance.articulation = read_articulation(instance)
+        if not instance.articulation.joints:
+            _ = instance.subspace  # the latent chart's, computed now rather than on the first action
         return instance
 
     def predict(self, instance, conditions, settings, should_stop=None, progress=None) -> MotionResult:

@@ -182,6 +182,23 @@ def test_each_door_moves_only_when_pulled():
     assert both.q[-1, 0] == pytest.approx(one.q[-1, 0], rel=1e-9)
 
 
+def test_a_push_on_the_anchored_base_is_reported_and_moves_nothing():
+    V, F, articulation, _ = two_doors()
+    base = V[articulation.labels == 0]
+    base_point = base[np.argmin(base[:, 1])]  # on its back wall
+    settings = settings_from(STILL, duration=0.2, fps=30.0)
+    on_base = predict_articulated(V, F, articulation, ContactConditions(base_point[None], [[0.0, 0.3, 0.0]]),
+                                  settings)
+    assert on_base.summary["actions_on_held_parts"] == 1 and "anchored" in on_base.summary["actions_on_held_parts_note"]
+    assert np.abs(on_base.vertices - V).max() < 1e-6  # float32 output
+    door = predict_articulated(V, F, articulation, ContactConditions(np.array([[-0.01, 0.22, 0.2]]), [[0, 0.3, 0]]),
+                               settings)
+    assert door.summary["actions_on_held_parts"] == 0 and "actions_on_held_parts_note" not in door.summary
+    free = predict_articulated(V, F, articulation, ContactConditions(base_point[None], [[0.0, 0.3, 0.0]]),
+                               dataclasses.replace(settings, free_base=True))
+    assert free.summary["actions_on_held_parts"] == 0 and np.abs(free.vertices[-1] - V).max() > 0.01
+
+
 def test_a_pin_box_holds_the_part_it_grips_and_an_empty_box_is_refused():
     V, F, articulation, facts = laptop(60.0)
     lid = np.asarray(facts["lid"].vertices)

@@ -105,6 +105,7 @@ def _articulation(args, instance):
 
 
 def run(args) -> int:
+    import sys
     import time
 
     import numpy as np
@@ -165,4 +166,6 @@ def run(args) -> int:
               f"energy drift {summary['energy_drift']:.2%}"
               + ("" if residual is None else f", contact velocity residual {residual:.2%}")
               + f"; {summary['seconds']['wall']:.1f} s; wrote {', '.join(written)}")
+        if summary.get("actions_on_held_parts_note"):
+            print(f"neurok simulate: warning: {summary['actions_on_held_parts_note']}", file=sys.stderr)
     return 0

@@ -26,7 +26,7 @@ from neurok_ros.articulation.urdf import face_labels
 from neurok_ros.dynamics.contact_conditions import ContactConditions
 from neurok_ros.dynamics.contacts import at_points
 from neurok_ros.dynamics.external_forces import PushForce, drag_from_conditions
-from neurok_ros.dynamics.joint_dynamics import JointForce, JointSystem, initial_velocity, integrate
+from neurok_ros.dynamics.joint_dynamics import JointForce, JointSystem, initial_velocity, integrate, kinematics
 from neurok_ros.dynamics.joint_tree import PRISMATIC, REVOLUTE, JointTree, body_states, point_motion, with_free_base
 from neurok_ros.errors import NeurokInputError
 from neurok_ros.geometry.mass_properties import equivalent_points, mass_properties
@@ -88,6 +88,16 @@ def _held_parts(vertices: np.ndarray, labels: np.ndarray, settings: SimulationSe
     if pinned_vertices is not None:
         held |= set(np.unique(labels[np.asarray(pinned_vertices, dtype=bool)]).tolist())
     return held
+
+
+def actions_on_held_parts(system: JointSystem, first: int, count: int) -> np.ndarray:
+    """Indices (into the `count` action points from point `first` on) of the contacts and push points
+    that no free joint moves: on the anchored base or on a part a pin holds."""
+    if not count:
+        return np.zeros(0, dtype=np.int64)
+    zero = np.zeros(system.num_coords)
+    jac = kinematics(system, zero, zero, np.arange(first, first + count))[3][:, :, system.free]
+    return np.flatnonzero(np.abs(jac).reshape(count, -1).max(axis=1, initial=0.0) == 0.0)
 
 
 def predict_articulated(vertices, faces, articulation: Articulation,
@@ -155,6 +165,7 @@ def predict_articulated(vertices, faces, articulation: Articulation,
                          upper=upper, restitution=settings.restitution, proportional_damping=settings.damping,
                          locked=locked, forces=forces)
 
+    held_actions = actions_on_held_parts(system, n, len(action_points))
     qdot0, residual = np.zeros(count), None
     moving = conditions is not None and len(contact_index) and np.abs(conditions.velocities).max() > 0
     if moving:
@@ -186,10 +197,15 @@ def predict_articulated(vertices, faces, articulation: Articulation,
         "energy_initial_j": float(energy[0, 2]), "energy_final_j": float(energy[-1, 2]),
         "contact_velocity_residual": residual,
         "contact_surface_distance_m": bindings.distance[:len(contact_index)].tolist() if len(contact_index) else None,
+        "actions_on_held_parts": len(held_actions),
         "impacts": trajectory.impacts, "steps": trajectory.steps, "method": "rk4", "step_size_s": settings.step_size,
         "max_abs_q": float(np.abs(trajectory.q).max()) if trajectory.q.size else 0.0,
         "seconds": seconds,
     }
+    if len(held_actions):
+        summary["actions_on_held_parts_note"] = (
+            f"{len(held_actions)} of the contacts and pushes land on a part that no joint can move (the anchored "
+            f"base, or a part a pin holds), so they move nothing; see --free-base, or the readout's parts")
     return Prediction(vertices=out, faces=faces, times=frames, q=trajectory.q, energy=energy,
                       work=trajectory.work, dissipated=trajectory.dissipated, points=sim_points,
                       trajectory=trajectory, summary=summary)

@@ -1,10 +1,14 @@
-"""`neurok simulate` cost on a 10k-vertex mesh, 2 s at 30 fps, a push on the lid: the readout (once per
-mesh) and the joints chart, the default for an object with joints; then the learned latent chart
-(`--articulation none`, a free soft body, here without gravity): encode + simulate + decode with
-the solver on the polynomial surrogate (the default) and on the decoder itself (at rtol 1e-4: the
-decoder map takes 4x as long at the default 1e-5); and how far apart those two motions end up."""
+"""`neurok simulate` cost on a 10k-vertex mesh, 2 s at 30 fps, a push on the lid: the whole command as
+a fresh process (Python, torch, the model, encoding, the readout, the joints chart, traj.npz); the
+readout (once per mesh) and the joints chart, the default for an object with joints; then the
+learned latent chart (`--articulation none`, a free soft body, here without gravity): encode +
+simulate + decode with the solver on the polynomial surrogate (the default) and on the decoder
+itself (at rtol 1e-4: the decoder map takes 4x as long at the default 1e-5); and how far apart
+those two motions end up."""
 from __future__ import annotations
 
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -21,9 +25,17 @@ def benchmark_simulation(repeats: int = 3) -> tuple[list[Measurement], str]:
     from neurok_ros.simulation.predict import predict_motion
     from neurok_ros.simulation.settings import settings_from
 
-    V, F = ten_thousand_vertex_laptop(Path(tempfile.mkdtemp(prefix="neurok_sim_bench_")) / "laptop.ply")
+    folder = Path(tempfile.mkdtemp(prefix="neurok_sim_bench_"))
+    V, F = ten_thousand_vertex_laptop(folder / "laptop.ply")
+    top = V[np.argmax(V[:, 2])]
+    command = [sys.executable, "-m", "neurok_ros", "simulate", str(folder / "laptop.ply"), "--contact",
+               *map(str, top), "--velocity", "0", "-0.3", "0", "--duration", "2", "--fps", "30",
+               "--out", str(folder / "traj.npz")]
+    fresh = measure(f"neurok simulate, {len(V)} vertices, 2 s at 30 fps, push, fresh process (encoding, readout, "
+                    f"joints chart, traj.npz)", lambda: subprocess.run(command, check=True, capture_output=True),
+                    repeats=repeats, warmup=0)
     model, _ = load_default_model()
-    conditions = ContactConditions(V[np.argmax(V[:, 2])][None], [[0.0, -0.3, 0.0]])
+    conditions = ContactConditions(top[None], [[0.0, -0.3, 0.0]])
     results = {}
 
     def run(key: str, **settings):  # no gravity: the free body would fall 20 m and swamp the comparison
@@ -39,7 +51,7 @@ def benchmark_simulation(repeats: int = 3) -> tuple[list[Measurement], str]:
         results["joints"] = predict_motion(encoded, conditions, settings_from(), articulation=readouts[-1])
 
     name = f"encode + simulate + decode, {len(V)} vertices, 2 s at 30 fps, push"
-    rows = [readout_row,
+    rows = [fresh, readout_row,
             measure(f"simulate + output, {len(V)} vertices, 2 s at 30 fps, push, joints chart (default for an "
                     f"object with joints)", joints, repeats=repeats),
             measure(f"{name}, latent chart (--articulation none, no gravity), polynomial map", lambda: run("latent"),

@@ -71,3 +71,53 @@ def test_head_trains_saves_and_loads_weights_only(tmp_path):
         load_head(tmp_path / "bad.pt")
     save_head(tmp_path / "again.pt", ArticulationHead(), {"note": "untrained"})
     assert isinstance(load_head(tmp_path / "again.pt"), ArticulationHead)
+
+
+def box_points(low, high, count: int, rng: np.random.Generator) -> np.ndarray:
+    """(count, 3) points filling an axis-aligned box (a piece's samples)."""
+    return rng.uniform(low, high, size=(count, 3))
+
+
+def test_piece_votes_keep_two_doors_apart_and_give_the_handle_its_door():
+    from neurok_ros.articulation.head_readout import piece_parts
+
+    rng = np.random.default_rng(0)
+    # carcass, a left and a right door meeting at x = 0 (hinges at x = -0.4 and x = +0.4, front
+    # edge y = -0.32), and a bar handle on the left door whose line votes are off by 0.2
+    pieces = [box_points((-0.4, -0.3, -0.5), (0.4, 0.3, 0.5), 200, rng),
+              box_points((-0.4, -0.32, -0.5), (-0.001, -0.3, 0.5), 100, rng),
+              box_points((0.001, -0.32, -0.5), (0.4, -0.3, 0.5), 100, rng),
+              box_points((-0.08, -0.36, -0.1), (-0.06, -0.32, 0.1), 30, rng)]
+    points = np.concatenate(pieces)
+    piece = np.concatenate([np.full(len(p), i) for i, p in enumerate(pieces)])
+    classes = np.where(piece == 0, 0, 1)
+    hinge = {1: (-0.4, -0.32), 2: (0.4, -0.32), 3: (-0.2, -0.32)}
+    offsets = np.zeros_like(points)
+    for p, (x, y) in hinge.items():
+        offsets[piece == p, 0] = x - points[piece == p, 0]
+        offsets[piece == p, 1] = y - points[piece == p, 1]
+    axes = np.tile([0.0, 0.0, 1.0], (len(points), 1))
+    probabilities = one_hot(classes) * 0.8 + 0.1
+    touching = np.array([[1, 1, 1, 0], [1, 1, 1, 1], [1, 1, 1, 0], [0, 1, 0, 1]], dtype=bool)
+    labels, votes = piece_parts(points, probabilities, axes, offsets, piece, touching, np.eye(4, dtype=bool))
+    assert len(votes) == 2 and all(v.type == "revolute" for v in votes)
+    assert len(set(labels[piece == 1]) | set(labels[piece == 2])) == 2  # the doors stay apart
+    assert set(labels[piece == 3]) == set(labels[piece == 1])  # the handle moves with its door
+    assert (labels[piece == 0] == 0).all()
+    for vote in votes:
+        assert abs(vote.axis[2]) > 0.999
+        assert min(abs(abs(vote.origin[0]) - 0.4), 1.0) < 0.05  # each on its own hinge line
+
+
+def test_piece_contacts_measure_surfaces_not_samples():
+    from neurok_ros.articulation.head_readout import piece_contacts
+
+    # three unit-square plates in z = 0, z = 0.01 and z = 0.3, two triangles each, one sample each
+    square = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]], dtype=np.float64)
+    vertices = np.concatenate([square + [0, 0, z] for z in (0.0, 0.01, 0.3)])
+    faces = np.concatenate([np.array([[0, 1, 2], [0, 2, 3]]) + 4 * p for p in range(3)])
+    face_pieces = np.repeat(np.arange(3), 2)
+    points = np.array([[0.9, 0.1, 0.0], [0.1, 0.9, 0.01], [0.5, 0.5, 0.3]])  # far apart in the plane
+    near = piece_contacts(vertices, faces, face_pieces, points, np.arange(3), gap=0.02)
+    assert near[0, 1] and near[1, 0] and not near[0, 2] and not near[1, 2]
+    assert not piece_contacts(vertices, faces, face_pieces, points, np.arange(3), gap=0.005)[0, 1]

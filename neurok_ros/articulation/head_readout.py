@@ -102,3 +102,98 @@ def head_parts(points: np.ndarray, probabilities: np.ndarray, axes: np.ndarray, 
         labels[part] = len(votes) + 1
         votes.append(JointVote(TYPES[int(kinds[s])], axis, origin, float(confidence[part].mean())))
     return labels, votes
+
+
+def piece_contacts(vertices: np.ndarray, faces: np.ndarray, face_pieces: np.ndarray, points: np.ndarray,
+                   pieces: np.ndarray, gap: float) -> np.ndarray:
+    """(P, P) bool over piece ids 0..P-1: pieces whose surfaces come within `gap` of each other,
+    measured from each piece's sample points (M, 3) with pieces (M,) to the other's faces (vertices
+    (n, 3), faces (m, 3) with face_pieces (m,)), exactly, however sparse the samples."""
+    import igl
+
+    count = int(max(face_pieces.max(), pieces.max())) + 1
+    near = np.eye(count, dtype=bool)
+    V = np.ascontiguousarray(vertices, dtype=np.float64)
+    for piece in range(count):
+        own = faces[face_pieces == piece]
+        others = pieces != piece
+        if not len(own) or not others.any():
+            continue
+        squared = igl.point_mesh_squared_distance(np.ascontiguousarray(points[others]), V,
+                                                  np.ascontiguousarray(own, dtype=np.int64))[0]
+        close = np.unique(pieces[others][squared < gap * gap])
+        near[piece, close] = near[close, piece] = True
+    return near
+
+
+def piece_parts(points: np.ndarray, probabilities: np.ndarray, axes: np.ndarray, offsets: np.ndarray,
+                pieces: np.ndarray, touching: np.ndarray, glued: np.ndarray, angle: float = 20.0,
+                line_gap: float = 0.06) -> tuple[np.ndarray, list[JointVote]]:
+    """Parts from the head's votes pooled over welded pieces (pieces (N,) ids 0..P-1; touching (P, P)
+    from piece_contacts; glued (P, P) the same at a gap of about 1e-4). A piece moves when its
+    samples' mean probability of "none" is below one half; its joint type is the likelier of the
+    two, its axis the principal direction of its samples' axes, its line point their mean point +
+    offset. Touching moving pieces that vote for one hinge (axes within `angle`, lines within
+    `line_gap`) are one part, and so are glued pieces that vote for one slide (a drawer's panels; two
+    drawers or sashes that only touch stay apart). A smaller part that touches one moving part only,
+    and no still piece, moves with it when their types and axes agree, whatever its line votes: a
+    door's handle. Same outputs as head_parts."""
+    ids = np.unique(pieces)
+    votes_of = {}
+    for piece in ids:
+        own = pieces == piece
+        mean = probabilities[own].mean(0)
+        if mean[0] >= 0.5:
+            continue
+        kind = 1 if mean[1] >= mean[2] else 2
+        axis, origin = refit(axes[own], (points + offsets)[own])
+        votes_of[int(piece)] = JointVote(TYPES[kind], axis, origin if kind == 1 else points[own].mean(0),
+                                         float(1.0 - mean[0]))
+    moving = sorted(votes_of)
+    still = [int(p) for p in ids if int(p) not in votes_of]
+    group = {p: p for p in moving}
+
+    def find(p):
+        while group[p] != p:
+            p = group[p]
+        return p
+
+    def same_joint(first, second, lines: bool = True) -> bool:
+        if first.type != second.type or abs(first.axis @ second.axis) < np.cos(np.radians(angle)):
+            return False
+        return (not lines or first.type == "prismatic"
+                or line_distances(second.origin[None], first.origin, first.axis)[0] < line_gap)
+
+    for i, a in enumerate(moving):
+        for b in moving[i + 1:]:
+            contact = glued[a, b] if votes_of[a].type == "prismatic" else touching[a, b]
+            if contact and same_joint(votes_of[a], votes_of[b]):
+                group[find(b)] = find(a)
+    sizes = {p: int((pieces == p).sum()) for p in moving}
+    for a in moving:
+        if a != find(a):
+            continue
+        members = [p for p in moving if find(p) == a]
+        if touching[np.ix_(members, still)].any():
+            continue
+        hosts = {find(b) for b in moving if find(b) != a and touching[members, b].any()}
+        if len(hosts) != 1:
+            continue
+        host = hosts.pop()
+        host_size = sum(sizes[p] for p in moving if find(p) == host)
+        if sum(sizes[p] for p in members) < 0.5 * host_size and same_joint(votes_of[a], votes_of[host], lines=False):
+            group[a] = host
+    labels = np.zeros(len(points), dtype=np.int64)
+    votes: list[JointVote] = []
+    for root in sorted({find(p) for p in moving}):
+        members = [p for p in moving if find(p) == root]
+        own = np.isin(pieces, members)
+        weights = np.concatenate([[votes_of[p].confidence] * sizes[p] for p in members])
+        kind = votes_of[root].type
+        signs = np.sign(axes[own] @ votes_of[root].axis)[:, None]
+        axis, origin = refit(axes[own] * signs * weights[:, None], (points + offsets)[own])
+        if kind == "prismatic":
+            origin = points[own].mean(0)
+        labels[own] = len(votes) + 1
+        votes.append(JointVote(kind, axis, origin, float(weights.mean())))
+    return labels, votes

@@ -44,10 +44,12 @@ class ReadoutConfig:
     whole piece their part; min_joint_motion / together: a part merges into a part relative to
     which it moves less than min_joint_motion (RMS, normalised) or `together` times its own motion;
     root_preference: a non-root parent must explain this much larger a fraction of the motions than
-    the root; snap_degrees: axis snapping (0: off), and the angle within which two touching siblings'
-    joints are one; same_line: the distance (normalised) within which their axis lines are one;
-    adjacency: the gap (normalised) within which two parts touch; thin_sheet: smallest / largest
-    principal extent of a cloth."""
+    the root; snap_degrees: axis snapping (0: off), and the angle within which two touching
+    siblings' joints are one; head_snap_degrees: axis snapping of the articulation head's joints,
+    whose votes scatter more (16 degrees per point on val); same_line: the distance (normalised)
+    within which their axis lines are one; adjacency: the gap (normalised) within which two parts
+    touch; glued: the gap within which two welded pieces are glued into one body (the head's
+    slides); thin_sheet: smallest / largest principal extent of a cloth."""
 
     points: int = 2048
     motions: int = 48
@@ -57,7 +59,9 @@ class ReadoutConfig:
     together: float = 0.15
     root_preference: float = 0.1
     snap_degrees: float = 10.0
+    head_snap_degrees: float = 45.0
     adjacency: float = 0.02
+    glued: float = 1e-4
     same_line: float = 0.05
     min_part_fraction: float = 0.005
     piece_majority: float = 0.85
@@ -99,8 +103,9 @@ def read_articulation(instance, config: ReadoutConfig = ReadoutConfig(), head=No
         labels, parents, fits = head_tree(instance, head, normalised, F, evidence, config)
     joints = [joint_in_mesh_frame(f"joint_{child}", fits[child], parents[child], child, instance.transform)
               for child in range(1, labels.max() + 1)]
-    if joints and config.snap_degrees > 0:
-        joints = [snap_axis(joint, V, labels, config.snap_degrees) for joint in joints]
+    snap = config.snap_degrees if head is None else config.head_snap_degrees
+    if joints and snap > 0:
+        joints = [snap_axis(joint, V, labels, snap) for joint in joints]
     if is_cloth(V, F, evidence.pieces, config.thin_sheet):
         labels, joints = np.zeros_like(labels), []  # a sheet folds anywhere: no rigid parts to read
     kind = "articulated" if joints else ("cloth" if is_thin_sheet(V, config.thin_sheet) else "soft")
@@ -119,7 +124,7 @@ def head_tree(instance, head, normalised: np.ndarray, faces: np.ndarray, evidenc
     learned motions that the joint explains."""
     import torch
 
-    from neurok_ros.articulation.head_readout import head_parts
+    from neurok_ros.articulation.head_readout import head_parts, piece_contacts, piece_parts
 
     with torch.no_grad():
         points = torch.as_tensor(evidence.rest, dtype=instance.shape_tokens.dtype, device=instance.device)
@@ -127,7 +132,12 @@ def head_tree(instance, head, normalised: np.ndarray, faces: np.ndarray, evidenc
         probabilities = torch.softmax(out.logits[0], -1).double().cpu().numpy()
         axes, offsets = out.axis[0].double().cpu().numpy(), out.offset[0].double().cpu().numpy()
     pieces = evidence.pieces[faces[evidence.samples.face_ids, 0]]
-    sample_groups, votes = head_parts(evidence.rest, probabilities, axes, offsets, pieces, seed=config.seed)
+    if len(np.unique(pieces)) > 1:  # pooled over welded pieces: a piece is one rigid body
+        contacts = [piece_contacts(normalised, faces, evidence.pieces[faces[:, 0]], evidence.rest, pieces, gap)
+                    for gap in (config.adjacency, config.glued)]
+        sample_groups, votes = piece_parts(evidence.rest, probabilities, axes, offsets, pieces, *contacts)
+    else:
+        sample_groups, votes = head_parts(evidence.rest, probabilities, axes, offsets, pieces, seed=config.seed)
     labels = vertex_parts(normalised, faces, evidence, sample_groups, config.piece_majority)
     kept = np.unique(labels)
     labels = np.searchsorted(kept, labels).astype(np.int64)

@@ -521,7 +521,8 @@ def test_cli_ik_and_sample(tmp_path, laptop, capsys):
                         "--out", str(tmp_path / "fit.ply")]) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert set(summary) == {"chamfer_l1", "chamfer_l2", "iou", "k", "k_q", "fits", "spread", "rigid_pieces",
-                            "seconds"}
+                            "joints", "kept", "seconds"}
+    assert summary["joints"] is None and summary["kept"] == "learned"  # --articulation none, the default
     assert summary["fits"] == 1 and summary["spread"] is None and summary["rigid_pieces"] == 6
     assert 0 <= summary["chamfer_l1"] < 0.2 and 0 <= summary["iou"] <= 1 and summary["k"] == 128
     fitted, fitted_faces = load_mesh(tmp_path / "fit.ply")
@@ -553,6 +554,27 @@ def test_cli_ik_and_sample(tmp_path, laptop, capsys):
     drawn = np.load(states)["vertices"]
     assert drawn.shape == (3, *V.shape) and np.abs(drawn[0] - drawn[1]).max() > 1e-4
     assert neurok_main(["sample", str(source), "-n", "0", "--out", str(sheet)]) == 2
+
+
+def test_cli_ik_through_a_saved_articulation_reports_the_joint_value(tmp_path, capsys):
+    from box_objects import laptop as box_laptop
+
+    from neurok_ros.kinematics.joint_pose_fit import part_transforms
+
+    V, F, articulation, _ = box_laptop(60.0)
+    R, t = part_transforms(articulation, torch.tensor([[-0.5]], dtype=torch.float64))
+    target = np.einsum("nij,nj->ni", R[0, articulation.labels].numpy(), V) + t[0, articulation.labels].numpy()
+    save_mesh(tmp_path / "source.ply", V, F)
+    save_mesh(tmp_path / "target.ply", target, F)
+    articulation.save(tmp_path / "laptop.json")
+    assert neurok_main(["ik", str(tmp_path / "source.ply"), str(tmp_path / "target.ply"), "--json", "--samples",
+                        "20000", "--device", "cpu", "--articulation", str(tmp_path / "laptop.json")]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["joints"]["hinge"] == pytest.approx(-0.5, abs=np.radians(1.0))
+    assert summary["kept"] in ("joints", "learned") and summary["iou"] > 0.9
+    assert neurok_main(["ik", str(tmp_path / "source.ply"), str(tmp_path / "target.ply"), "--articulation",
+                        str(tmp_path / "missing.json")]) == 2
+    assert "cannot read the articulation" in capsys.readouterr().err
 
 
 def _fit_summary(capsys, *argv) -> dict:

@@ -9,6 +9,11 @@ connected pieces is fitted as rigid pieces (IKConfig.rigid_pieces; --no-rigid-pi
 and then each group of them is registered on TARGET's samples (IKConfig.piece_steps; --piece-steps 0: not)
 and takes its link's motion: rest, its own or another group's (IKConfig.piece_links; --piece-links off: not).
 Those and the other fitting options are IKConfig's fields (cli/fit_options.py).
+
+With --articulation FILE or auto (SOURCE's readout, as `neurok articulate` gives it), an object
+with joints is fitted in its joint coordinates first, every part rigid (kinematics/joint_pose_fit.py);
+the learned fit then starts from that pose, and the better of the two by the fit's own objective on
+the observed samples is kept ("kept"). The fitted joint values are reported ("joints").
 """
 from __future__ import annotations
 
@@ -32,6 +37,11 @@ def register(subparsers) -> None:
     parser.add_argument("--fits", type=int, default=1, metavar="K",
                         help="fit K times (own encoding samples and starts each) and report the vertex mean; "
                              "'spread' is then the fits' mean RMS vertex distance from it (SOURCE-normalised)")
+    parser.add_argument("--articulation", default="none", metavar="none|auto|FILE",
+                        help="FILE (a readout saved by `neurok articulate --out`, or one you corrected) or auto "
+                             "(SOURCE's readout): fit the joint values first, each part rigid, then the learned "
+                             "deformation from that pose; none (default, until the readout is reliable on real "
+                             "objects: docs/articulation.md): the learned fit alone")
     parser.add_argument("--seed", type=int, default=0)
     add_fit_options(parser)
     add_model_options(parser)
@@ -52,6 +62,7 @@ def run(args) -> int:
     from neurok_ros.kinematics.fit_ensemble import fit_ensemble
     from neurok_ros.kinematics.ik_config import IKConfig
     from neurok_ros.kinematics.instance import EncodingConfig
+    from neurok_ros.kinematics.joint_pose_fit import fit_joint_pose, observed_chamfer
     from neurok_ros.strict_json import json_line
 
     started = time.perf_counter()
@@ -71,8 +82,15 @@ def run(args) -> int:
         observed = sample_surface(V_t, F_t, args.target_points, rng).points
     else:
         observed = visible_samples(V_t, F_t, np.asarray(args.camera), args.target_points, rng)
-    ensemble = fit_ensemble(model, V_s, F_s, observed, args.fits, EncodingConfig(), ik)
+    articulation = source_articulation(args.articulation, model, V_s, F_s)
+    joints = fit_joint_pose(V_s, F_s, articulation, observed, ik.partial, seed=args.seed) if articulation else None
+    start = V_s if joints is None else joints.vertices
+    ensemble = fit_ensemble(model, start, F_s, observed, args.fits, EncodingConfig(), ik)
     instance, fitted = ensemble.members[0][0], ensemble.vertices
+    kept = "learned"
+    if joints is not None and (observed_chamfer(joints.vertices, F_s, observed, ik.partial, seed=args.seed)
+                               <= observed_chamfer(fitted, F_s, observed, ik.partial, seed=args.seed)):
+        fitted, kept = joints.vertices, "joints"
     seconds = time.perf_counter() - started
     if args.out:
         save_mesh(args.out, fitted, F_s)
@@ -80,7 +98,8 @@ def run(args) -> int:
     spread = float(ensemble.spread.mean()) * instance.transform.scale if args.fits > 1 else None
     rigid = int(vertex_pieces(F_s, len(V_s)).max()) + 1 if ik.rigid_pieces else 0  # -1s: one piece, 0
     summary = {**scores, "k": instance.k, "k_q": instance.k_q, "fits": args.fits, "spread": spread,
-               "rigid_pieces": rigid, "seconds": round(seconds, 3)}
+               "rigid_pieces": rigid, "joints": joints.joint_values() if joints else None,
+               "kept": kept if joints else "learned", "seconds": round(seconds, 3)}
     if args.json:
         print(json_line(summary))
     else:
@@ -88,6 +107,20 @@ def run(args) -> int:
               f"IoU {scores['iou']:.4f}; k {instance.k}, k_q {instance.k_q}; "
               + (f"mean of {args.fits} fits (spread {spread:.5f}); " if args.fits > 1 else "")
               + (f"{rigid} rigid pieces; " if rigid else "")
+              + (f"joints {', '.join(f'{k} {v:.4g}' for k, v in joints.joint_values().items())} (kept: {kept}); "
+                 if joints else "")
               + f"fit in {seconds:.2f} s"
               + (f"; wrote {args.out}" if args.out else ""))
     return 0
+
+
+def source_articulation(choice: str, model, vertices, faces):
+    """The Articulation with joints that --articulation asks for (auto: the readout of the mesh), or
+    None (none, or a readout without joints)."""
+    from neurok_ros.articulation.articulation import Articulation
+    from neurok_ros.articulation.readout import articulate
+
+    if choice == "none":
+        return None
+    articulation = articulate(model, vertices, faces) if choice == "auto" else Articulation.load(choice, len(vertices))
+    return articulation if articulation.joints else None

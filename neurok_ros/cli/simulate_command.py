@@ -134,8 +134,8 @@ def run(args) -> int:
     model, _ = load_model_from_args(args)
     instance = encode_mesh(model, V, F)
     prediction = predict_motion(instance, conditions, settings, articulation=_articulation(args, instance))
-    np.savez_compressed(args.out, vertices=prediction.vertices, faces=prediction.faces.astype(np.int64),
-                        times=prediction.times, q=prediction.q.astype(np.float32), energy=prediction.energy)
+    np.savez(args.out, vertices=prediction.vertices, faces=prediction.faces.astype(np.int64),
+             times=prediction.times, q=prediction.q.astype(np.float32), energy=prediction.energy)
     written = [args.out]
     if args.gif:
         from neurok_ros.visualisation.mesh_animation import render_gif

@@ -18,7 +18,6 @@ from typing import Callable, Optional
 
 from neurok_ros.dynamics.contact_conditions import ContactConditions
 from neurok_ros.simulation.action_binding import bind_actions
-from neurok_ros.simulation.latent_chart import predict_latent
 from neurok_ros.simulation.prediction import Prediction
 from neurok_ros.simulation.settings import SimulationSettings
 
@@ -48,4 +47,6 @@ def predict_motion(instance, conditions: Optional[ContactConditions] = None,
 
         return predict_articulated(instance.vertices, instance.faces, articulation, conditions, settings,
                                    pinned_vertices, should_stop, progress)
+    from neurok_ros.simulation.latent_chart import predict_latent  # its solvers' imports cost 0.5 s
+
     return predict_latent(instance, conditions, settings, pinned_vertices, should_stop, progress)

@@ -575,6 +575,12 @@ def test_cli_ik_through_a_saved_articulation_reports_the_joint_value(tmp_path, c
     assert neurok_main(["ik", str(tmp_path / "source.ply"), str(tmp_path / "target.ply"), "--articulation",
                         str(tmp_path / "missing.json")]) == 2
     assert "cannot read the articulation" in capsys.readouterr().err
+    scan = sample_surface(target, F, 4000, np.random.default_rng(5)).points  # a scan of the posed laptop
+    np.save(tmp_path / "scan.npy", scan)
+    fitted = _fit_summary(capsys, tmp_path / "source.ply", tmp_path / "scan.npy", "--articulation",
+                          tmp_path / "laptop.json")
+    assert fitted["joints"]["hinge"] == pytest.approx(-0.5, abs=np.radians(2.0)) and fitted["moved"]
+    assert fitted["residual_median"] < 0.5 * fitted["rest_residual_median"]
 
 
 def _fit_summary(capsys, *argv) -> dict:

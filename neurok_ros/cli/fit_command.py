@@ -9,7 +9,10 @@ camera), so the fit minimises the one-sided Chamfer from the scan. It prints the
 coordinates and how far the scan's points lie from the fitted surface and from MESH as given; --out
 writes the fitted mesh (MESH's vertices, in MESH's order, moved), which `neurok simulate` takes as
 the state to start from. The fitting options (--trim, --no-rigid-pieces, --keep-starts...) are
-IKConfig's fields, as in `neurok ik` and `neurok eval` (cli/fit_options.py).
+IKConfig's fields, as in `neurok ik` and `neurok eval` (cli/fit_options.py). With --articulation
+FILE or auto, as in `neurok ik`, the joint values are fitted first (each part rigid, on the scan's
+object points), the learned fit starts from that pose, the one nearer the scan is kept ("kept"),
+and the joint values are printed ("joints").
 """
 from __future__ import annotations
 
@@ -34,6 +37,10 @@ def register(subparsers) -> None:
     parser.add_argument("--out", help="write the fitted mesh here (ply, obj, stl, off, glb)")
     parser.add_argument("--png", help="also draw the scan over MESH and over the fitted shape here")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--articulation", default="none", metavar="none|auto|FILE",
+                        help="FILE (a readout saved by `neurok articulate --out`) or auto (MESH's readout): fit the "
+                             "joint values first, each part rigid, then the learned deformation from that pose; "
+                             "none (default): the learned fit alone (see neurok ik --help)")
     parser.add_argument("--seed", type=int, default=0)
     add_fit_options(parser)
     add_model_options(parser)
@@ -41,14 +48,20 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    from dataclasses import replace
+
+    import numpy as np
+
     from neurok_ros.cli.fit_options import fit_config
+    from neurok_ros.cli.ik_command import source_articulation
     from neurok_ros.cli.model_options import load_model_from_args
     from neurok_ros.errors import NeurokInputError
     from neurok_ros.geometry.mesh_io import load_mesh, save_mesh
     from neurok_ros.geometry.point_cloud_io import load_points
     from neurok_ros.kinematics.ik_config import IKConfig
     from neurok_ros.kinematics.instance import encode_mesh
-    from neurok_ros.kinematics.scan_fit import SUPPORT_BAND, check_overlap, fit_scan
+    from neurok_ros.kinematics.joint_pose_fit import fit_joint_pose
+    from neurok_ros.kinematics.scan_fit import SUPPORT_BAND, check_overlap, drop_support, fit_scan, surface_distances
     from neurok_ros.strict_json import json_line
 
     started = time.perf_counter()
@@ -62,8 +75,21 @@ def run(args) -> int:
     scan, dropped = load_points(args.scan, seed=args.seed)
     check_overlap(scan, V, args.scan)  # before the model loads
     model, _ = load_model_from_args(args)
-    fit = fit_scan(encode_mesh(model, V, F), V, F, scan, ik.partial, args.points, ik.seed, band, ik.trim,
+    articulation = source_articulation(args.articulation, model, V, F)
+    start, joints, kept = V, None, "learned"
+    if articulation is not None:
+        on_object = drop_support(scan, V, band * float(np.linalg.norm(np.ptp(V, axis=0))))
+        seen = on_object[np.random.default_rng(ik.seed).permutation(len(on_object))[:args.points]]
+        joints = fit_joint_pose(V, F, articulation, seen, ik.partial, seed=ik.seed)
+        start = joints.vertices
+    fit = fit_scan(encode_mesh(model, start, F), start, F, scan, ik.partial, args.points, ik.seed, band, ik.trim,
                    ik.rigid_pieces, ik)
+    if joints is not None:  # the nearer of the two to the scan; "MESH as given" stays MESH
+        rigid = surface_distances(on_object, joints.vertices, F)
+        if rigid[0] <= fit.residual[0]:
+            fit, kept = replace(fit, vertices=joints.vertices, residual=rigid), "joints"
+        fit = replace(fit, rest_residual=surface_distances(on_object, V, F),
+                      moved=fit.moved or bool(np.abs(joints.q).max(initial=0.0) > 0))
     seconds = time.perf_counter() - started
     if args.out:
         save_mesh(args.out, fit.vertices, F)
@@ -74,6 +100,7 @@ def run(args) -> int:
     summary = {"moved": fit.moved, "full_space": fit.full_space, "k": len(fit.z), "k_q": len(fit.q),
                "q": [round(float(v), 6) for v in fit.q], "scan_points": len(scan), "dropped_points": dropped,
                "support_points": fit.support_points, "trim": ik.trim,
+               "joints": joints.joint_values() if joints else None, "kept": kept,
                "residual_median": fit.residual[0], "residual_p90": fit.residual[1],
                "rest_residual_median": fit.rest_residual[0], "rest_residual_p90": fit.rest_residual[1],
                "seconds": round(seconds, 3)}
@@ -86,5 +113,7 @@ def run(args) -> int:
               f"{fit.rest_residual[1]:.4g}); {len(scan)} scan points"
               + (f" ({dropped} non-finite dropped)" if dropped else "")
               + (f", {fit.support_points} on the support surface left out" if fit.support_points else "")
+              + (f"; joints {', '.join(f'{k} {v:.4g}' for k, v in joints.joint_values().items())} (kept: {kept})"
+                 if joints else "")
               + f"; fit in {seconds:.2f} s" + (f"; wrote {args.out}" if args.out else ""))
     return 0

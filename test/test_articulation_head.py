@@ -109,8 +109,8 @@ def test_piece_votes_keep_two_doors_apart_and_give_the_handle_its_door():
         assert min(abs(abs(vote.origin[0]) - 0.4), 1.0) < 0.05  # each on its own hinge line
 
 
-def test_piece_contacts_measure_surfaces_not_samples():
-    from neurok_ros.articulation.head_readout import piece_contacts
+def test_piece_gaps_measure_surfaces_not_samples():
+    from neurok_ros.articulation.head_readout import piece_gaps
 
     # three unit-square plates in z = 0, z = 0.01 and z = 0.3, two triangles each, one sample each
     square = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]], dtype=np.float64)
@@ -118,6 +118,7 @@ def test_piece_contacts_measure_surfaces_not_samples():
     faces = np.concatenate([np.array([[0, 1, 2], [0, 2, 3]]) + 4 * p for p in range(3)])
     face_pieces = np.repeat(np.arange(3), 2)
     points = np.array([[0.9, 0.1, 0.0], [0.1, 0.9, 0.01], [0.5, 0.5, 0.3]])  # far apart in the plane
-    near = piece_contacts(vertices, faces, face_pieces, points, np.arange(3), gap=0.02)
+    gaps = piece_gaps(vertices, faces, face_pieces, points, np.arange(3))
+    near = gaps < 0.02
     assert near[0, 1] and near[1, 0] and not near[0, 2] and not near[1, 2]
-    assert not piece_contacts(vertices, faces, face_pieces, points, np.arange(3), gap=0.005)[0, 1]
+    assert not (gaps < 0.005)[0, 1]

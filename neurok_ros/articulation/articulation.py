@@ -9,6 +9,7 @@ Everything is in the input mesh's own frame and units:
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -134,3 +135,11 @@ class Articulation:
         return cls(labels, [Joint.from_dict(j) for j in data.get("joints", [])], str(data["kind"]),
                    [p["name"] for p in sorted(data.get("parts", []), key=lambda p: p["label"])],
                    float(data.get("seconds", 0.0)))
+
+
+def chosen_articulation(choice: str, num_vertices: int, read: Callable[[], Articulation]) -> Articulation | None:
+    """The articulation a `none | auto | FILE` choice names (the --articulation option): None, read()
+    (the mesh's readout), or the readout saved at FILE for a mesh of num_vertices (Articulation.load)."""
+    if choice == "none":
+        return None
+    return read() if choice == "auto" else Articulation.load(choice, num_vertices)

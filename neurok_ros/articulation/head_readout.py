@@ -104,33 +104,37 @@ def head_parts(points: np.ndarray, probabilities: np.ndarray, axes: np.ndarray, 
     return labels, votes
 
 
-def piece_contacts(vertices: np.ndarray, faces: np.ndarray, face_pieces: np.ndarray, points: np.ndarray,
-                   pieces: np.ndarray, gap: float) -> np.ndarray:
-    """(P, P) bool over piece ids 0..P-1: pieces whose surfaces come within `gap` of each other,
-    measured from each piece's sample points (M, 3) with pieces (M,) to the other's faces (vertices
-    (n, 3), faces (m, 3) with face_pieces (m,)), exactly, however sparse the samples."""
+def piece_gaps(vertices: np.ndarray, faces: np.ndarray, face_pieces: np.ndarray, points: np.ndarray,
+               pieces: np.ndarray) -> np.ndarray:
+    """(P, P) float, symmetric, 0 on the diagonal: the gap between each two welded pieces (ids
+    0..P-1), the least distance from one piece's sample points (M, 3) with pieces (M,) to the other's
+    faces (vertices (n, 3), faces (m, 3) with face_pieces (m,)), exact however sparse the samples;
+    inf for pieces with no samples or faces to measure. `gaps < d`: the pieces within d."""
     import igl
 
     count = int(max(face_pieces.max(), pieces.max())) + 1
-    near = np.eye(count, dtype=bool)
+    gaps = np.full((count, count), np.inf)
+    np.fill_diagonal(gaps, 0.0)
     V = np.ascontiguousarray(vertices, dtype=np.float64)
     for piece in range(count):
         own = faces[face_pieces == piece]
         others = pieces != piece
         if not len(own) or not others.any():
             continue
-        squared = igl.point_mesh_squared_distance(np.ascontiguousarray(points[others]), V,
-                                                  np.ascontiguousarray(own, dtype=np.int64))[0]
-        close = np.unique(pieces[others][squared < gap * gap])
-        near[piece, close] = near[close, piece] = True
-    return near
+        distances = np.sqrt(igl.point_mesh_squared_distance(np.ascontiguousarray(points[others]), V,
+                                                            np.ascontiguousarray(own, dtype=np.int64))[0])
+        least = np.full(count, np.inf)
+        np.minimum.at(least, pieces[others], distances)
+        gaps[piece] = np.minimum(gaps[piece], least)
+        gaps[:, piece] = np.minimum(gaps[:, piece], least)
+    return gaps
 
 
 def piece_parts(points: np.ndarray, probabilities: np.ndarray, axes: np.ndarray, offsets: np.ndarray,
                 pieces: np.ndarray, touching: np.ndarray, glued: np.ndarray, angle: float = 20.0,
                 line_gap: float = 0.06) -> tuple[np.ndarray, list[JointVote]]:
     """Parts from the head's votes pooled over welded pieces (pieces (N,) ids 0..P-1; touching (P, P)
-    from piece_contacts; glued (P, P) the same at a gap of about 1e-4). A piece moves when its
+    bool: piece_gaps below the adjacency gap; glued (P, P): below about 1e-4). A piece moves when its
     samples' mean probability of "none" is below one half; its joint type is the likelier of the
     two, its axis the principal direction of its samples' axes, its line point their mean point +
     offset. Touching moving pieces that vote for one hinge (axes within `angle`, lines within
@@ -188,7 +192,7 @@ def piece_parts(points: np.ndarray, probabilities: np.ndarray, axes: np.ndarray,
     for root in sorted({find(p) for p in moving}):
         members = [p for p in moving if find(p) == root]
         own = np.isin(pieces, members)
-        weights = np.concatenate([[votes_of[p].confidence] * sizes[p] for p in members])
+        weights = np.array([votes_of[int(p)].confidence for p in pieces[own]])  # in the samples' order
         kind = votes_of[root].type
         signs = np.sign(axes[own] @ votes_of[root].axis)[:, None]
         axis, origin = refit(axes[own] * signs * weights[:, None], (points + offsets)[own])

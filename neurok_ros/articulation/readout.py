@@ -124,7 +124,7 @@ def head_tree(instance, head, normalised: np.ndarray, faces: np.ndarray, evidenc
     learned motions that the joint explains."""
     import torch
 
-    from neurok_ros.articulation.head_readout import head_parts, piece_contacts, piece_parts
+    from neurok_ros.articulation.head_readout import head_parts, piece_gaps, piece_parts
 
     with torch.no_grad():
         points = torch.as_tensor(evidence.rest, dtype=instance.shape_tokens.dtype, device=instance.device)
@@ -133,9 +133,9 @@ def head_tree(instance, head, normalised: np.ndarray, faces: np.ndarray, evidenc
         axes, offsets = out.axis[0].double().cpu().numpy(), out.offset[0].double().cpu().numpy()
     pieces = evidence.pieces[faces[evidence.samples.face_ids, 0]]
     if len(np.unique(pieces)) > 1:  # pooled over welded pieces: a piece is one rigid body
-        contacts = [piece_contacts(normalised, faces, evidence.pieces[faces[:, 0]], evidence.rest, pieces, gap)
-                    for gap in (config.adjacency, config.glued)]
-        sample_groups, votes = piece_parts(evidence.rest, probabilities, axes, offsets, pieces, *contacts)
+        gaps = piece_gaps(normalised, faces, evidence.pieces[faces[:, 0]], evidence.rest, pieces)
+        sample_groups, votes = piece_parts(evidence.rest, probabilities, axes, offsets, pieces,
+                                           gaps < config.adjacency, gaps < config.glued)
     else:
         sample_groups, votes = head_parts(evidence.rest, probabilities, axes, offsets, pieces, seed=config.seed)
     labels = vertex_parts(normalised, faces, evidence, sample_groups, config.piece_majority)

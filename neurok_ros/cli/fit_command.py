@@ -52,8 +52,9 @@ def run(args) -> int:
 
     import numpy as np
 
+    from neurok_ros.articulation.articulation import chosen_articulation
+    from neurok_ros.articulation.readout import articulate
     from neurok_ros.cli.fit_options import fit_config
-    from neurok_ros.cli.ik_command import source_articulation
     from neurok_ros.cli.model_options import load_model_from_args
     from neurok_ros.errors import NeurokInputError
     from neurok_ros.geometry.mesh_io import load_mesh, save_mesh
@@ -75,9 +76,9 @@ def run(args) -> int:
     scan, dropped = load_points(args.scan, seed=args.seed)
     check_overlap(scan, V, args.scan)  # before the model loads
     model, _ = load_model_from_args(args)
-    articulation = source_articulation(args.articulation, model, V, F)
+    articulation = chosen_articulation(args.articulation, len(V), lambda: articulate(model, V, F))
     start, joints, kept = V, None, "learned"
-    if articulation is not None:
+    if articulation is not None and articulation.joints:
         on_object = drop_support(scan, V, band * float(np.linalg.norm(np.ptp(V, axis=0))))
         seen = on_object[np.random.default_rng(ik.seed).permutation(len(on_object))[:args.points]]
         joints = fit_joint_pose(V, F, articulation, seen, ik.partial, seed=ik.seed)

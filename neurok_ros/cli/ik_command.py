@@ -51,6 +51,8 @@ def register(subparsers) -> None:
 def run(args) -> int:
     import numpy as np
 
+    from neurok_ros.articulation.articulation import chosen_articulation
+    from neurok_ros.articulation.readout import articulate
     from neurok_ros.cli.fit_options import fit_config
     from neurok_ros.cli.model_options import load_model_from_args
     from neurok_ros.errors import NeurokInputError
@@ -82,8 +84,9 @@ def run(args) -> int:
         observed = sample_surface(V_t, F_t, args.target_points, rng).points
     else:
         observed = visible_samples(V_t, F_t, np.asarray(args.camera), args.target_points, rng)
-    articulation = source_articulation(args.articulation, model, V_s, F_s)
-    joints = fit_joint_pose(V_s, F_s, articulation, observed, ik.partial, seed=args.seed) if articulation else None
+    articulation = chosen_articulation(args.articulation, len(V_s), lambda: articulate(model, V_s, F_s))
+    joints = (fit_joint_pose(V_s, F_s, articulation, observed, ik.partial, seed=args.seed)
+              if articulation is not None and articulation.joints else None)
     start = V_s if joints is None else joints.vertices
     ensemble = fit_ensemble(model, start, F_s, observed, args.fits, EncodingConfig(), ik)
     instance, fitted = ensemble.members[0][0], ensemble.vertices
@@ -113,14 +116,3 @@ def run(args) -> int:
               + (f"; wrote {args.out}" if args.out else ""))
     return 0
 
-
-def source_articulation(choice: str, model, vertices, faces):
-    """The Articulation with joints that --articulation asks for (auto: the readout of the mesh), or
-    None (none, or a readout without joints)."""
-    from neurok_ros.articulation.articulation import Articulation
-    from neurok_ros.articulation.readout import articulate
-
-    if choice == "none":
-        return None
-    articulation = articulate(model, vertices, faces) if choice == "auto" else Articulation.load(choice, len(vertices))
-    return articulation if articulation.joints else None

@@ -92,18 +92,6 @@ def _conditions(args):
     return ContactConditions(contacts, velocities, path_times, path_positions).validate()
 
 
-def _articulation(args, instance):
-    """The Articulation that --articulation asks for, or None (the latent chart)."""
-    from neurok_ros.articulation.articulation import Articulation
-    from neurok_ros.articulation.readout import read_articulation
-
-    if args.articulation == "none":
-        return None
-    if args.articulation == "auto":
-        return read_articulation(instance)
-    return Articulation.load(args.articulation, len(instance.vertices))
-
-
 def run(args) -> int:
     import sys
     import time
@@ -111,6 +99,8 @@ def run(args) -> int:
     import numpy as np
     import torch
 
+    from neurok_ros.articulation.articulation import chosen_articulation
+    from neurok_ros.articulation.readout import read_articulation
     from neurok_ros.cli.model_options import load_model_from_args
     from neurok_ros.cli.setting_flags import setting_overrides
     from neurok_ros.geometry.mesh_io import load_mesh
@@ -133,7 +123,8 @@ def run(args) -> int:
     bind_actions(V, F, conditions, settings)  # reject far contacts before loading the model
     model, _ = load_model_from_args(args)
     instance = encode_mesh(model, V, F)
-    prediction = predict_motion(instance, conditions, settings, articulation=_articulation(args, instance))
+    prediction = predict_motion(instance, conditions, settings, articulation=chosen_articulation(
+        args.articulation, len(V), lambda: read_articulation(instance)))
     np.savez(args.out, vertices=prediction.vertices, faces=prediction.faces.astype(np.int64),
              times=prediction.times, q=prediction.q.astype(np.float32), energy=prediction.energy)
     written = [args.out]

@@ -6,9 +6,9 @@ surface points, every part moved by its exact rigid motion along the kinematic t
     fit.vertices  (n, 3) float64: the mesh posed at fit.q, its own frame, units and vertex order
     fit.loss      the fit's Chamfer objective (squared mesh units)
 
-The objective is the symmetric Chamfer distance between `points` area-uniform samples of the posed
-surface and the observed points (with `partial`, only observed -> posed: a depth view sees part of
-the surface). Several starts (q = 0, then uniform draws inside the joint limits) descend together
+The objective is the IK's Chamfer-L2 (objectives.chamfer_l2) between `points` area-uniform samples
+of the posed surface and the observed points (with `partial`, only observed -> posed: a depth view
+sees part of the surface). Several starts (q = 0, then uniform draws inside the joint limits) descend together
 with Adam on q, the prismatic values in units of the mesh's diagonal, clamped to the limits after
 each step, until the best start has not improved by 0.01 % for `patience` steps; the start with the
 least loss wins. q = 0 is one of the starts, so the fit never ends worse than not moving at all by
@@ -24,6 +24,7 @@ import torch
 from neurok_ros.articulation.articulation import Articulation
 from neurok_ros.articulation.urdf import face_labels
 from neurok_ros.geometry.surface_sampling import sample_surface
+from neurok_ros.kinematics.objectives import chamfer_l2
 
 SPAN_WITHOUT_LIMIT = (np.pi / 2, 0.25)  # revolute rad, prismatic fraction of the diagonal
 
@@ -72,28 +73,10 @@ def part_transforms(articulation: Articulation, q: torch.Tensor) -> tuple[torch.
     return torch.stack(rotations, 1), torch.stack(translations, 1)
 
 
-def _chamfer(posed: torch.Tensor, observed: torch.Tensor, observed_tree, partial: bool) -> torch.Tensor:
-    """(S,) Chamfer objective of posed samples (S, N, 3) against observed points (M, 3) (observed_tree:
-    their k-d tree): nearest neighbours found without gradient, then the squared distances to them,
-    differentiable in the posed points."""
-    from scipy.spatial import cKDTree
-
-    points = posed.detach().numpy()
-    to_posed = torch.as_tensor(np.stack([cKDTree(p).query(observed.numpy())[1] for p in points]))  # (S, M)
-    nearest = torch.gather(posed, 1, to_posed[..., None].expand(-1, -1, 3))
-    seen = (nearest - observed[None]).square().sum(-1).mean(dim=1)
-    if partial:
-        return seen
-    to_observed = torch.as_tensor(observed_tree.query(points.reshape(-1, 3))[1].reshape(points.shape[:2]))
-    return seen + (posed - observed[to_observed]).square().sum(-1).mean(dim=1)
-
-
 def fit_joint_pose(vertices, faces, articulation: Articulation, observed, partial: bool = False,
                    points: int = 1024, starts: int = 8, steps: int = 150, rate: float = 0.03,
                    patience: int = 20, seed: int = 0) -> JointPoseFit:
     """See the module docstring; vertices (n, 3) and observed (M, 3) in the same frame and units."""
-    from scipy.spatial import cKDTree
-
     V = np.asarray(vertices, dtype=np.float64)
     F = np.asarray(faces, dtype=np.int64)
     names = [joint.name for joint in articulation.joints]
@@ -117,12 +100,11 @@ def fit_joint_pose(vertices, faces, articulation: Articulation, observed, partia
     u = torch.tensor(np.concatenate([first, draws]) / scale.numpy(), requires_grad=True)
     low, high = torch.as_tensor(lower) / scale, torch.as_tensor(upper) / scale
     optimiser = torch.optim.Adam([u], lr=rate)
-    tree = cKDTree(target.numpy())
 
     def losses(values: torch.Tensor) -> torch.Tensor:
         R, t = part_transforms(articulation, values * scale)
         posed = (R[:, sample_parts] @ rest[None, :, :, None])[..., 0] + t[:, sample_parts]
-        return _chamfer(posed, target, tree, partial)
+        return chamfer_l2(posed, target, one_sided=partial)
 
     best_so_far, quiet, taken = np.inf, 0, 0
     while taken < steps:
@@ -150,13 +132,9 @@ def fit_joint_pose(vertices, faces, articulation: Articulation, observed, partia
 
 
 def observed_chamfer(vertices, faces, observed, partial: bool = False, points: int = 4096, seed: int = 0) -> float:
-    """The fit objective of a mesh (vertices (n, 3), faces (m, 3)) against observed points (M, 3):
-    mean squared distance from each observed point to `points` samples of the surface, plus (unless
-    `partial`) from each sample to the observed points; squared mesh units."""
-    from scipy.spatial import cKDTree
-
+    """The fit objective (objectives.chamfer_l2) of a mesh (vertices (n, 3), faces (m, 3)) against
+    observed points (M, 3), from `points` samples of its surface; squared mesh units."""
     samples = sample_surface(np.asarray(vertices, dtype=np.float64), np.asarray(faces, dtype=np.int64), points,
                              np.random.default_rng(seed)).points
-    observed = np.asarray(observed, dtype=np.float64).reshape(-1, 3)
-    seen = float(np.mean(cKDTree(samples).query(observed)[0] ** 2))
-    return seen if partial else seen + float(np.mean(cKDTree(observed).query(samples)[0] ** 2))
+    observed = torch.as_tensor(np.asarray(observed, dtype=np.float64).reshape(-1, 3))
+    return float(chamfer_l2(torch.as_tensor(samples)[None], observed, one_sided=partial)[0])

@@ -3,13 +3,15 @@
 Message tests read clouds laid out as camera drivers publish them (organised, padded, rgb, float64,
 big-endian). The node test runs the real model in a real rclpy node: a one-sided view of the laptop
 with its lid turned moves the state, an action then starts from the fitted shape, bad clouds are
-refused with a reason and keep the state, and a view of the mesh as received goes back to it.
+refused with a reason and keep the state, a view of the mesh as received goes back to it, and with
+observation_joints the readout's hinge angle is fitted first.
 """
 import json
 
 import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticStatus
+from rclpy.parameter import Parameter
 from sensor_msgs.msg import PointCloud2, PointField
 from test_ros_node import FAST_ARGS, Harness, _small_mesh, _stamp, _top_contact
 
@@ -128,6 +130,16 @@ def test_an_observation_sets_the_state_actions_start_from(ros_context):
         h.spin_until(lambda: h.state().get("mesh_key") == received_key
                      and np.allclose(marker_to_mesh(h.meshes[-1]).vertices, V, atol=1e-6), 10,
                      "the received mesh back in use and on ~/trajectory_mesh")
+
+        # with observation_joints, the readout's hinge is fitted first: its angle is the lid's turn
+        h.node.set_parameters([Parameter("observation_joints", value=True)])
+        joined = _observation_event(h, observe, view)
+        assert joined.level == DiagnosticStatus.OK and "joints joint_1" in joined.message, joined.message
+        state = h.state()
+        name, angle = state["observation_joints"].split()
+        assert state["observation_kept"] in ("joints", "learned") and abs(abs(float(angle)) - 0.35) < 0.05, state
+        fitted = marker_to_mesh(h.meshes[-1]).vertices
+        assert surface_distances(target[lid], fitted, F)[0] < 0.4 * to_received
     finally:
         h.close()
 

@@ -48,10 +48,6 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from dataclasses import replace
-
-    import numpy as np
-
     from neurok_ros.articulation.articulation import chosen_articulation
     from neurok_ros.articulation.readout import articulate
     from neurok_ros.cli.fit_options import fit_config
@@ -61,8 +57,7 @@ def run(args) -> int:
     from neurok_ros.geometry.point_cloud_io import load_points
     from neurok_ros.kinematics.ik_config import IKConfig
     from neurok_ros.kinematics.instance import encode_mesh
-    from neurok_ros.kinematics.joint_pose_fit import fit_joint_pose
-    from neurok_ros.kinematics.scan_fit import SUPPORT_BAND, check_overlap, drop_support, fit_scan, surface_distances
+    from neurok_ros.kinematics.scan_fit import SUPPORT_BAND, check_overlap, fit_scan_through_joints
     from neurok_ros.strict_json import json_line
 
     started = time.perf_counter()
@@ -77,20 +72,9 @@ def run(args) -> int:
     check_overlap(scan, V, args.scan)  # before the model loads
     model, _ = load_model_from_args(args)
     articulation = chosen_articulation(args.articulation, len(V), lambda: articulate(model, V, F))
-    start, joints, kept = V, None, "learned"
-    if articulation is not None and articulation.joints:
-        on_object = drop_support(scan, V, band * float(np.linalg.norm(np.ptp(V, axis=0))))
-        seen = on_object[np.random.default_rng(ik.seed).permutation(len(on_object))[:args.points]]
-        joints = fit_joint_pose(V, F, articulation, seen, ik.partial, seed=ik.seed)
-        start = joints.vertices
-    fit = fit_scan(encode_mesh(model, start, F), start, F, scan, ik.partial, args.points, ik.seed, band, ik.trim,
-                   ik.rigid_pieces, ik)
-    if joints is not None:  # the nearer of the two to the scan; "MESH as given" stays MESH
-        rigid = surface_distances(on_object, joints.vertices, F)
-        if rigid[0] <= fit.residual[0]:
-            fit, kept = replace(fit, vertices=joints.vertices, residual=rigid), "joints"
-        fit = replace(fit, rest_residual=surface_distances(on_object, V, F),
-                      moved=fit.moved or bool(np.abs(joints.q).max(initial=0.0) > 0))
+    through = fit_scan_through_joints(lambda posed: encode_mesh(model, posed, F), V, F, scan, articulation,
+                                      ik.partial, args.points, ik.seed, band, ik.trim, ik.rigid_pieces, ik)
+    fit, joints, kept = through.fit, through.joints, through.kept
     seconds = time.perf_counter() - started
     if args.out:
         save_mesh(args.out, fit.vertices, F)

@@ -109,3 +109,44 @@ def fit_scan(instance, vertices: np.ndarray, faces: np.ndarray, scan: np.ndarray
     return ScanFit(fitted, result.q.detach().cpu().numpy(), result.z.detach().cpu().numpy(), not result.kept_rest,
                    result.full_space, surface_distances(scan, fitted, faces), surface_distances(scan, vertices, faces),
                    len(everything) - len(scan), result.seconds)
+
+
+@dataclass
+class JointsFirstFit:
+    """fit: the ScanFit kept; joints: the joint-space fit (kinematics.joint_pose_fit.JointPoseFit),
+    None without joints; kept: "joints" when the joint pose alone is nearer the scan than the learned
+    fit started from it, else "learned"."""
+
+    fit: ScanFit
+    joints: object
+    kept: str
+
+
+def fit_scan_through_joints(encode, vertices: np.ndarray, faces: np.ndarray, scan: np.ndarray, articulation,
+                            partial: bool, points: int = 2048, seed: int = 0, support_band: float = SUPPORT_BAND,
+                            trim: float = TRIM, rigid_pieces: bool = True, ik: IKConfig = IKConfig(),
+                            instance=None) -> JointsFirstFit:
+    """fit_scan, with an articulation's joint values fitted first when it has joints: each part moved
+    rigidly onto the scan's object points (fit_joint_pose), the learned fit started from that pose
+    (`encode(posed_vertices)` -> its instance), and the one nearer the scan kept. Articulation None
+    or jointless: fit_scan on `instance`, the encoding of `vertices` if given, else encode(vertices)."""
+    if articulation is None or not articulation.joints:
+        instance = encode(vertices) if instance is None else instance
+        return JointsFirstFit(fit_scan(instance, vertices, faces, scan, partial, points, seed, support_band, trim,
+                                       rigid_pieces, ik), None, "learned")
+    from neurok_ros.kinematics.joint_pose_fit import fit_joint_pose
+
+    scan = np.asarray(scan, dtype=np.float64)
+    check_overlap(scan, vertices)
+    on_object = drop_support(scan, vertices, support_band * float(np.linalg.norm(np.ptp(vertices, axis=0))))
+    seen = on_object[np.random.default_rng(seed).permutation(len(on_object))[:points]]
+    joints = fit_joint_pose(vertices, faces, articulation, seen, partial, seed=seed)
+    fit = fit_scan(encode(joints.vertices), joints.vertices, faces, scan, partial, points, seed, support_band, trim,
+                   rigid_pieces, ik)
+    rigid = surface_distances(on_object, joints.vertices, faces)
+    kept = "joints" if rigid[0] <= fit.residual[0] else "learned"
+    if kept == "joints":
+        fit = replace(fit, vertices=joints.vertices, residual=rigid)
+    fit = replace(fit, rest_residual=surface_distances(on_object, vertices, faces),
+                  moved=fit.moved or bool(np.abs(joints.q).max(initial=0.0) > 0))
+    return JointsFirstFit(fit, joints, kept)

@@ -155,6 +155,11 @@ class CurrentMesh:
         return self.surface.diagonal
 
 
+def joint_text(joints) -> str:
+    """'name value, ...' of a JointPoseFit (rad or m), '' for None."""
+    return "" if joints is None else ", ".join(f"{k} {v:.4g}" for k, v in joints.joint_values().items())
+
+
 def _is_zero(stamp: Time) -> bool:
     return stamp.sec == 0 and stamp.nanosec == 0
 
@@ -658,7 +663,9 @@ class NeurokNode(LifecycleNode):
             if job.frame_id and job.frame_id != mesh.frame_id:  # the mesh may have changed since the callback
                 raise NeurokInputError(f"observation frame '{job.frame_id}' is not the mesh frame '{mesh.frame_id}' "
                                        f"(no tf2 here: send it in the mesh frame)")
-            fit = self.backend.fit_scan(received.instance, received.vertices, received.faces, job.points, settings)
+            through = self.backend.fit_scan(received.instance, received.vertices, received.faces, job.points,
+                                            settings)
+            fit = through.fit
             if fit.moved:
                 V = np.asarray(fit.vertices, dtype=np.float64)
                 key = mesh_key(V, received.faces)
@@ -685,8 +692,11 @@ class NeurokNode(LifecycleNode):
                            observation_support_points=fit.support_points,
                            observation_residual_median_m=fit.residual[0], observation_residual_p90_m=fit.residual[1],
                            observation_received_residual_p90_m=fit.rest_residual[1], observation_fit_s=fit.seconds,
-                           observation_ready_s=time.perf_counter() - job.received, mesh_key=state.key[:16])
+                           observation_ready_s=time.perf_counter() - job.received, mesh_key=state.key[:16],
+                           observation_joints=joint_text(through.joints), observation_kept=through.kept)
         pose = "moved from the received mesh" if fit.moved else "the received mesh as it is (q = 0)"
+        if through.joints is not None:
+            pose += f"; joints {joint_text(through.joints)} (kept: {through.kept})"
         self.status.accepted("~/observation", f"{len(job.points)} points: {pose}; distance to the fitted surface "
                              f"median {fit.residual[0]:.4f} m, 90% {fit.residual[1]:.4f} m "
                              f"(received mesh: {fit.rest_residual[1]:.4f} m); fit in {fit.seconds:.2f} s",

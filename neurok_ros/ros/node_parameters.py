@@ -86,6 +86,9 @@ SPECS = (
                   0.0, 0.9),
     ParameterSpec("observation_rigid_pieces", "bool", "fit a mesh of several connected pieces (an assembly) to an "
                   "~/observation cloud as rigid pieces, each moved by its best rigid motion; false: as one surface"),
+    ParameterSpec("observation_joints", "bool", "fit an ~/observation's joint values first (the mesh's parts and "
+                  "joints, each part rigid), then the learned deformation from that pose, and keep the one nearer "
+                  "the cloud; false: the learned fit alone"),
     # outputs
     ParameterSpec("playback_rate", "double", "RViz playback speed on ~/markers (1 = real time); 0: no playback",
                   0.0, 100.0),

@@ -112,12 +112,17 @@ class NeurokBackend:
 
     def fit_scan(self, instance, vertices: np.ndarray, faces: np.ndarray, points: np.ndarray, settings):
         """The pose of `instance` (encoded from vertices, faces) that observed points (M, 3), mesh
-        frame, show: a kinematics.scan_fit.ScanFit, with the node's observation settings."""
-        from neurok_ros.kinematics.scan_fit import fit_scan
+        frame, show, with the node's observation settings: a kinematics.scan_fit.JointsFirstFit, the
+        instance's joint values fitted first when observation_joints is set and it has joints."""
+        from neurok_ros.kinematics.instance import encode_mesh
+        from neurok_ros.kinematics.scan_fit import fit_scan_through_joints
 
-        return fit_scan(instance, vertices, faces, points, settings.observation_partial, settings.observation_points,
-                        support_band=settings.observation_support_band, trim=settings.observation_trim,
-                        rigid_pieces=settings.observation_rigid_pieces)
+        articulation = getattr(instance, "articulation", None) if settings.observation_joints else None
+        return fit_scan_through_joints(lambda posed: encode_mesh(self.model, posed, faces), vertices, faces, points,
+                                       articulation, settings.observation_partial, settings.observation_points,
+                                       support_band=settings.observation_support_band,
+                                       trim=settings.observation_trim,
+                                       rigid_pieces=settings.observation_rigid_pieces, instance=instance)
 
     def warm_up(self, settings) -> float:
         """Encode a small sphere and simulate it for two frames; returns the seconds taken."""

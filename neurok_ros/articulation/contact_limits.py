@@ -40,7 +40,11 @@ def _colliding(static_v, static_f, sweeps: np.ndarray, exempt: np.ndarray, depth
 
     count, n = sweeps.shape[:2]
     flat = sweeps.reshape(-1, 3)
-    inside = winding_inside(static_v, static_f, flat) & np.tile(~exempt, count)
+    used = static_v[np.unique(static_f)]
+    candidates = np.flatnonzero(np.all((flat >= used.min(0)) & (flat <= used.max(0)), axis=1)
+                                & np.tile(~exempt, count))  # only a point in the box can be inside
+    inside = np.zeros(len(flat), dtype=bool)
+    inside[candidates] = winding_inside(static_v, static_f, flat[candidates])
     deep = np.zeros(len(flat), dtype=bool)
     if inside.any():
         deep[inside] = surface_distance(static_v, static_f, flat[inside]) > depth

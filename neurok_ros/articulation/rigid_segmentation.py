@@ -33,9 +33,17 @@ def kabsch(rest: np.ndarray, moved: np.ndarray, weights: np.ndarray | None = Non
 
 def motion_residual(R: np.ndarray, t: np.ndarray, rest: np.ndarray, moved: np.ndarray) -> np.ndarray:
     """RMS over motions of |R p + t - x| for every point: R (S, E, 3, 3), t (S, E, 3), rest (M, 3),
-    moved (E, M, 3) -> (S, M)."""
-    predicted = np.matmul(R, rest.T) + t[..., None]  # (S, E, 3, M): batched matrix products, not einsum
-    return np.sqrt(np.square(predicted - np.swapaxes(moved, -1, -2)[None]).sum(2).mean(1))
+    moved (E, M, 3) -> (S, M). The square is expanded, |p|^2 + 2 p.R^T t + |t|^2 - 2 x.R p - 2 x.t
+    + |x|^2 summed over motions, so the point-motion coupling is two matrix products ((M, 9E) by
+    (9E, S) and (M, 3E) by (3E, S)) instead of S E M small products."""
+    S, E = R.shape[:2]
+    M = len(rest)
+    coupling = np.einsum("emj,mi->meji", moved, rest).reshape(M, 9 * E) @ R.reshape(S, 9 * E).T
+    along = np.swapaxes(moved, 0, 1).reshape(M, 3 * E) @ t.reshape(S, 3 * E).T
+    lever = rest @ np.einsum("seji,sej->si", R, t).T
+    square = (E * np.square(rest).sum(1)[:, None] + 2.0 * lever + np.square(t).sum((1, 2))[None]
+              - 2.0 * coupling - 2.0 * along + np.square(moved).sum((0, 2))[:, None]) / E
+    return np.sqrt(np.maximum(square, 0.0)).T
 
 
 def segment_rigid(rest: np.ndarray, moved: np.ndarray, tolerance: float = 0.03, min_fraction: float = 0.02,

@@ -167,3 +167,59 @@ def test_weld_respects_tolerance():
     np.testing.assert_array_equal(welded_F, [[0, 1, 2], [0, 3, 2]])
     _, _, loose = weld_vertices(V, F, tolerance=1e-2)
     np.testing.assert_array_equal(loose, [0, 1, 2, 0, 1, 2])
+
+
+def _ply(form: str, V, F, vertex_extra: str = "", face_lines=None) -> bytes:
+    """A PLY file of V, F written by hand: `form` ascii or binary_{little,big}_endian, vertex x y z
+    (float) plus an optional uchar property, faces as a uchar count and int indices."""
+    header = (f"ply\nformat {form} 1.0\ncomment by hand\nelement vertex {len(V)}\nproperty float x\n"
+              f"property float y\nproperty float z\n" + (f"property uchar {vertex_extra}\n" if vertex_extra else "")
+              + f"element face {len(F)}\nproperty list uchar int vertex_indices\nend_header\n").encode()
+    if form == "ascii":
+        rows = [" ".join(map(str, [*v, *([7] if vertex_extra else [])])) for v in V]
+        return header + "\n".join(rows + (face_lines or [f"3 {a} {b} {c}" for a, b, c in F])).encode() + b"\n"
+    order = "<" if form == "binary_little_endian" else ">"
+    fields = [("x", order + "f4"), ("y", order + "f4"), ("z", order + "f4")] + ([(vertex_extra, "u1")]
+                                                                             if vertex_extra else [])
+    table = np.zeros(len(V), fields)
+    for axis, name in enumerate("xyz"):
+        table[name] = V[:, axis]
+    faces = np.zeros(len(F), [("n", "u1"), ("i", order + "i4", 3)])
+    faces["n"], faces["i"] = 3, F
+    return header + table.tobytes() + faces.tobytes()
+
+
+@pytest.mark.parametrize("form", ["ascii", "binary_little_endian", "binary_big_endian"])
+@pytest.mark.parametrize("extra", ["", "red"])
+def test_triangle_ply_reads_without_trimesh_as_trimesh_reads_it(form, extra):
+    from neurok_ros.geometry.mesh_io import _read_with_trimesh
+    from neurok_ros.geometry.ply_reader import read_triangle_ply
+
+    sphere = trimesh.creation.icosphere(subdivisions=1)
+    V, F = np.asarray(sphere.vertices, np.float32).astype(np.float64), np.asarray(sphere.faces)
+    data = _ply(form, V, F, extra)
+    fast = read_triangle_ply(data)
+    assert fast is not None
+    import io
+
+    V_trimesh, F_trimesh = _read_with_trimesh(io.BytesIO(data), "ply")
+    np.testing.assert_array_equal(fast[0], V_trimesh)
+    np.testing.assert_array_equal(fast[1], F_trimesh)
+    np.testing.assert_array_equal(fast[1], F)
+    assert fast[0].dtype == np.float64 and fast[1].dtype == np.int64
+
+
+def test_other_ply_layouts_go_to_trimesh():
+    from neurok_ros.geometry.ply_reader import read_triangle_ply
+
+    V = TETRA_V.copy()
+    quad = _ply("ascii", V, TETRA_F[:1], face_lines=["4 0 1 2 3"])
+    assert read_triangle_ply(quad) is None
+    V_quad, F_quad = load_mesh_bytes(quad, "ply")  # trimesh splits the quad into two triangles
+    assert F_quad.shape == (2, 3)
+    cloud = trimesh.PointCloud(np.random.default_rng(0).random((20, 3))).export(file_type="ply")
+    assert read_triangle_ply(cloud) is None
+    truncated = _ply("binary_little_endian", V, TETRA_F)[:-5]
+    assert read_triangle_ply(truncated) is None
+    with pytest.raises(MeshError, match="could not read mesh bytes as PLY"):
+        load_mesh_bytes(truncated, "ply")

@@ -29,6 +29,24 @@ def _shell_properties(triangles: np.ndarray, surface_density: float) -> tuple[fl
     return mass, centre, np.trace(second) * np.eye(3) - second
 
 
+def _solid_properties(triangles: np.ndarray, density: float) -> tuple[float, np.ndarray, np.ndarray]:
+    """Mass (kg), centre of mass (3,) and inertia (3, 3) about it of the solid a closed surface of
+    triangles (m, 3, 3) bounds, outward faces; a negative mass means inward faces. Each face spans a
+    tetrahedron with a reference point o (the vertices' mean), of signed volume (a.(b x c))/6 and
+    integral of x x^T dV = V/20 (sum v v^T + s s^T) over its corners relative to o (o adds nothing)."""
+    origin = triangles.reshape(-1, 3).mean(0)
+    t = triangles - origin
+    volumes = np.einsum("fi,fi->f", t[:, 0], np.cross(t[:, 1], t[:, 2])) / 6.0
+    volume = volumes.sum()
+    if volume == 0:
+        return 0.0, origin, np.zeros((3, 3))
+    s = t.sum(1)
+    first = (volumes[:, None] * s / 4.0).sum(0) / volume  # the centre, relative to o
+    second = np.einsum("f,fij->ij", volumes / 20.0, np.einsum("fvi,fvj->fij", t, t) + s[:, :, None] * s[:, None, :])
+    second = density * (second - volume * np.outer(first, first))  # about the centre of mass
+    return density * volume, origin + first, np.trace(second) * np.eye(3) - second
+
+
 def is_closed(vertices: np.ndarray, faces: np.ndarray) -> bool:
     """Whether faces (m, 3) form closed, consistently oriented surfaces once coincident vertices are merged:
     every directed edge is matched by its reverse (touching closed components count as closed)."""
@@ -46,19 +64,15 @@ def mass_properties(vertices: np.ndarray, faces: np.ndarray, density: float = DE
     the piece was a closed solid (density) rather than a thin shell (surface_density, default
     density * SHELL_THICKNESS); floored (MIN_MASS, MIN_INERTIA, triangle inequality) so degenerate
     pieces stay simulable. Overlapping closed components count their shared volume twice."""
-    import trimesh
-
     vertices, faces = np.asarray(vertices, np.float64).reshape(-1, 3), np.asarray(faces, np.int64).reshape(-1, 3)
     surface_density = density * SHELL_THICKNESS if surface_density is None else surface_density
     mass, centre, inertia = 0.0, vertices.mean(0) if len(vertices) else np.zeros(3), np.zeros((3, 3))
     solid = is_closed(vertices, faces)
     if solid:
-        props = trimesh.triangles.mass_properties(vertices[faces], density=density)
-        if props["volume"] < 0:  # closed but facing inwards
-            props = trimesh.triangles.mass_properties(vertices[faces[:, ::-1]], density=density)
-        solid = bool(props["volume"] > 0)
-        if solid:
-            mass, centre, inertia = float(props["mass"]), np.asarray(props["center_mass"]), props["inertia"]
+        mass, centre, inertia = _solid_properties(vertices[faces], density)
+        if mass < 0:  # closed but facing inwards
+            mass, centre, inertia = _solid_properties(vertices[faces[:, ::-1]], density)
+        solid = bool(mass > 0)
     if not solid and len(faces):
         mass, centre, inertia = _shell_properties(vertices[faces], surface_density)
     moments, axes = np.linalg.eigh(0.5 * (inertia + inertia.T))

@@ -4,7 +4,8 @@ Every mesh comes back as V (n, 3) float64 in the file's frame and units and F (m
 by `validate_mesh_arrays`. Vertex order is the file's order (no merging or reordering), except for
 STL, which stores a triangle soup: its coincident corners are welded in order of first occurrence.
 A scene (glb/gltf, multi-object obj) is flattened: every triangle mesh it holds, in node order, with
-its node transform applied.
+its node transform applied. A triangle PLY is read without trimesh (ply_reader.py), anything else
+through it.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import numpy as np
 
 from neurok_ros.errors import MeshError
 from neurok_ros.geometry.mesh_cleaning import validate_mesh_arrays, weld_vertices
+from neurok_ros.geometry.ply_reader import read_triangle_ply
 
 MESH_FILE_TYPES = ("obj", "ply", "stl", "glb", "gltf", "off")
 
@@ -59,12 +61,9 @@ def _scene_to_arrays(scene) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _read(file_obj, file_type: str, name: str) -> tuple[np.ndarray, np.ndarray]:
-    import trimesh
-
-    options = dict(_LOADER_OPTIONS.get(file_type, {}))
+    arrays = read_triangle_ply(file_obj.getvalue()) if file_type == "ply" else None
     try:
-        scene = trimesh.load_scene(file_obj, file_type=file_type, process=False, **options)
-        V, F = _scene_to_arrays(scene)
+        V, F = arrays if arrays is not None else _read_with_trimesh(file_obj, file_type)
     except MeshError as exc:
         raise MeshError(f"could not read {name} as {file_type.upper()}: {exc}") from None
     except Exception as exc:  # trimesh raises many kinds of errors on malformed input
@@ -77,6 +76,13 @@ def _read(file_obj, file_type: str, name: str) -> tuple[np.ndarray, np.ndarray]:
     except MeshError as exc:
         raise MeshError(f"{name}: {exc}") from None
     return V, F
+
+
+def _read_with_trimesh(file_obj, file_type: str) -> tuple[np.ndarray, np.ndarray]:
+    import trimesh
+
+    options = dict(_LOADER_OPTIONS.get(file_type, {}))
+    return _scene_to_arrays(trimesh.load_scene(file_obj, file_type=file_type, process=False, **options))
 
 
 def load_mesh(path) -> tuple[np.ndarray, np.ndarray]:

@@ -338,9 +338,10 @@ def _sphere_marker(V, F):
 
 def _empty_faces_ply(V, F):
     m = mesh_to_marker(V, F, "object")
-    m.mesh_file.data = array.array("B", b"ply\nformat ascii 1.0\nelement vertex 0\nproperty float x\n"
+    m.mesh_file.data = array.array("B", b"ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\n"
                                         b"property float y\nproperty float z\nelement face 0\n"
-                                        b"property list uchar int vertex_indices\nend_header\n")
+                                        b"property list uchar int vertex_indices\nend_header\n"
+                                        b"0 0 0\n1 0 0\n0 1 0\n")
     return m
 
 

@@ -32,7 +32,7 @@ def validate_mesh_arrays(vertices, faces) -> tuple[np.ndarray, np.ndarray]:
     if V.size == 0:
         raise MeshError("empty mesh: no vertices")
     if F_raw.size == 0:
-        raise MeshError("empty mesh: no faces")
+        raise MeshError("empty mesh: no faces (no triangles)")
     if V.ndim != 2 or V.shape[1] != 3:
         raise MeshError(f"vertices must have shape (n, 3), got {V.shape}")
     if F_raw.ndim != 2 or F_raw.shape[1] != 3:

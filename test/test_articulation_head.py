@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from neurok_ros.articulation.head_readout import head_parts, line_distances
+from neurok_ros.articulation.head_readout import line_distances
 from neurok_ros.data.articulated import ARTICULATED_CATEGORIES
 from neurok_ros.errors import NeurokInputError
 from neurok_ros.model.articulation_head import ArticulationHead, load_head, save_head
@@ -31,26 +31,6 @@ def test_laptop_targets_put_the_lid_on_its_hinge():
     assert np.abs(example["offset"][~lid]).max() == 0 and np.abs(example["axis"][~lid]).max() == 0
     # the hinge lies on the laptop's edge: within the normalised box, at the lid's border
     assert np.abs(hinge_points).max() <= 0.5 + 1e-3
-
-
-def test_perfect_votes_give_each_door_its_hinge():
-    instance = ARTICULATED_CATEGORIES["refrigerator"](2, 16)
-    example = articulation_example(instance, 3, np.random.default_rng(1), query_points=2048)
-    classes = example["classes"]
-    pieces = np.zeros(len(classes), dtype=np.int64)  # no welded pieces: distances alone connect
-    labels, votes = head_parts(example["queries"].astype(np.float64), one_hot(classes),
-                               example["axis"].astype(np.float64), example["offset"].astype(np.float64), pieces)
-    doors = [j for j in instance.joints if j["type"] == "revolute"]
-    assert sum(v.type == "revolute" for v in votes) == len(doors)
-    for group, vote in enumerate(votes, start=1):
-        members = labels == group
-        true_axis = example["axis"][members][0].astype(np.float64)
-        assert abs(vote.axis @ true_axis) > np.cos(np.radians(1.0))
-        assert (np.abs(example["axis"][members] @ true_axis) > 0.999).all()  # one joint per group
-        if vote.type == "revolute":
-            hinge = (example["queries"][members] + example["offset"][members]).astype(np.float64)
-            assert line_distances(hinge, vote.origin, vote.axis).max() < 0.02
-    assert (labels[classes == 0] == 0).all()
 
 
 def test_head_trains_saves_and_loads_weights_only(tmp_path):

@@ -373,7 +373,8 @@ def test_cli_simulates_the_readout_in_joint_coordinates(tmp_path, capsys):
     V = load_mesh(EXAMPLE)[0]
     top = V[lid][np.argmax(V[lid][:, 2])]
     arm = top - hinge.origin - ((top - hinge.origin) @ hinge.axis) * hinge.axis
-    tangent = np.cross(hinge.axis, arm) / np.linalg.norm(arm)
+    way = 1.0 if hinge.upper >= -hinge.lower else -1.0  # towards the wider of the two limits
+    tangent = way * np.cross(hinge.axis, arm) / np.linalg.norm(arm)
     code = neurok_main(["simulate", str(EXAMPLE), "--articulation", str(readout), "--contact", *map(str, top),
                         "--velocity", *map(str, 0.3 * tangent), "--gravity", "0", "0", "0", "--duration", "0.2",
                         "--fps", "20", "--out", str(out), "--json", "--device", "cpu"])
@@ -382,7 +383,7 @@ def test_cli_simulates_the_readout_in_joint_coordinates(tmp_path, capsys):
     assert summary["chart"] == "joints" and summary["contact_velocity_residual"] < 1e-6
     with np.load(out) as data:
         rate = np.diff(data["q"][:, 0]) / np.diff(data["times"])
-        np.testing.assert_allclose(rate, 0.3 / np.linalg.norm(arm), rtol=1e-4)
+        np.testing.assert_allclose(rate, way * 0.3 / np.linalg.norm(arm), rtol=1e-4)
         assert np.abs(data["vertices"][:, ~lid] - V[~lid]).max() < 1e-6
     bad = tmp_path / "other.json"
     bad.write_text(readout.read_text().replace('"labels": [0, ', '"labels": ['))

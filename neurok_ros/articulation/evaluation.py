@@ -95,11 +95,12 @@ def score_readout(predicted: Articulation, truth: list[TrueJoint], vertices: np.
     return rows
 
 
-def evaluate_files(model, paths: list, frame: int | None = None, config=None, head=None,
+def evaluate_files(model, paths: list, frame: int | None = None, config=None, head="auto",
                    progress: bool = True, push: bool = False) -> list[dict]:
     """Read out every instance file and score it; frame: the pose shown (default: frame T // 3 of
     procedural instances of at most 16 frames, the rest frame 0 of longer ones, e.g. neurok data real);
-    push: also push each true joint's part through the readout (evaluation/push_checks.py)."""
+    push: also push each true joint's part through the readout (evaluation/push_checks.py); head: as
+    readout.read_articulation's."""
     from tqdm import tqdm
 
     from neurok_ros.articulation.readout import ReadoutConfig, articulate

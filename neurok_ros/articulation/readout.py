@@ -15,6 +15,10 @@
    the limits span the joint values the motions reach, the input pose being 0. An axis within
    `snap_degrees` of a principal direction of the child, the parent or the whole object is snapped
    to it (manufactured objects hinge and slide along their own edges).
+   With an articulation head and a mesh of several welded pieces, the head's per-point votes pooled
+   over the pieces give parts and joints (head_tree, the limits from the learned motions), and each
+   part that steps 2-4 find but the head leaves on its base joins them with its joint (`joined`: a
+   drawer the head calls still).
 5. Contact limits: where the moving part first runs into the rest of the object, its limit that
    way is set there (contact_limits: a lid stops on its base, a drawer at the cabinet's back).
 6. Kind: one open thin sheet is "cloth" and gets no joints (it folds anywhere); otherwise
@@ -31,6 +35,7 @@ from neurok_ros.articulation.articulation import Articulation, Joint
 from neurok_ros.articulation.contact_limits import contact_limits
 from neurok_ros.articulation.joint_fit import JointFit, fit_joint
 from neurok_ros.articulation.motion_evidence import MotionEvidence, motion_evidence
+from neurok_ros.articulation.pivot_placement import place_pivots
 from neurok_ros.articulation.rigid_segmentation import kabsch, segment_rigid
 
 MIN_FACES = 4
@@ -62,6 +67,8 @@ class ReadoutConfig:
     head_snap_degrees: float = 45.0
     adjacency: float = 0.02
     glued: float = 1e-4
+    still_share: float = 0.2
+    pivot_gap: float = 0.02
     same_line: float = 0.05
     min_part_fraction: float = 0.005
     piece_majority: float = 0.85
@@ -69,9 +76,9 @@ class ReadoutConfig:
     seed: int = 0
 
 
-def articulate(model, vertices, faces, config: ReadoutConfig = ReadoutConfig(), head=None) -> Articulation:
+def articulate(model, vertices, faces, config: ReadoutConfig = ReadoutConfig(), head="auto") -> Articulation:
     """The articulation of a mesh (vertices (n, 3) any frame and units, faces (m, 3)); MeshError for
-    an unusable mesh."""
+    an unusable mesh. head: as read_articulation's."""
     from neurok_ros.errors import MeshError
     from neurok_ros.geometry.mesh_cleaning import validate_mesh_arrays
     from neurok_ros.kinematics.instance import encode_mesh
@@ -86,45 +93,80 @@ def articulate(model, vertices, faces, config: ReadoutConfig = ReadoutConfig(), 
     return articulation
 
 
-def read_articulation(instance, config: ReadoutConfig = ReadoutConfig(), head=None) -> Articulation:
-    """The articulation of an encoded mesh (a NeuROKInstance); see the module docstring. With an
-    articulation head (model/articulation_head.py), its per-point votes give the parts and joints and
-    the learned motions only the limits."""
+def read_articulation(instance, config: ReadoutConfig = ReadoutConfig(), head="auto") -> Articulation:
+    """The articulation of an encoded mesh (a NeuROKInstance); see the module docstring. head: an
+    ArticulationHead (model/articulation_head.py), whose votes give the parts and joints, the
+    learned motions adding the parts it leaves on the base (joined); "auto": the head trained on
+    the instance's model, if it has one (the shipped model does); None: the learned motions alone."""
+    from neurok_ros.model.articulation_head import model_head
+
     started = time.perf_counter()
+    head = model_head(instance.model) if isinstance(head, str) else head
     V, F = instance.vertices, instance.faces
     evidence = motion_evidence(instance, config.points, config.motions, config.seed)
     normalised = instance.transform.apply(V)
-    if head is None:
-        sample_parts = segment_rigid(evidence.rest, evidence.moved, config.tolerance, config.min_part_fraction,
-                                     config.max_parts, seed=config.seed)
-        labels = vertex_parts(normalised, F, evidence, sample_parts, config.piece_majority)
-        labels, parents, fits = build_tree(labels, normalised, F, evidence, config)
-    else:
-        labels, parents, fits = head_tree(instance, head, normalised, F, evidence, config)
-    joints = [joint_in_mesh_frame(f"joint_{child}", fits[child], parents[child], child, instance.transform)
-              for child in range(1, labels.max() + 1)]
-    snap = config.snap_degrees if head is None else config.head_snap_degrees
-    if joints and snap > 0:
-        joints = [snap_axis(joint, V, labels, snap) for joint in joints]
+    sample_parts = segment_rigid(evidence.rest, evidence.moved, config.tolerance, config.min_part_fraction,
+                                 config.max_parts, seed=config.seed)
+    labels = vertex_parts(normalised, F, evidence, sample_parts, config.piece_majority)
+    labels, joints = mesh_joints(V, instance.transform, *build_tree(labels, normalised, F, evidence, config),
+                                 config.snap_degrees)
+    if head is not None and len(np.unique(evidence.pieces)) > 1:
+        head_labels, head_joints = mesh_joints(V, instance.transform,
+                                               *head_tree(instance, head, normalised, F, evidence, config),
+                                               config.head_snap_degrees)
+        labels, joints = joined(head_labels, head_joints, labels, joints, config.still_share)
     if is_cloth(V, F, evidence.pieces, config.thin_sheet):
         labels, joints = np.zeros_like(labels), []  # a sheet folds anywhere: no rigid parts to read
     kind = "articulated" if joints else ("cloth" if is_thin_sheet(V, config.thin_sheet) else "soft")
     articulation = Articulation(labels, joints, kind)
+    if joints and config.pivot_gap > 0:
+        place_pivots(V, F, articulation, config.pivot_gap / instance.transform.scale, config.seed)
     if joints:
         contact_limits(V, F, articulation, config.seed)
     articulation.seconds = time.perf_counter() - started
     return articulation
 
 
+def mesh_joints(vertices: np.ndarray, transform, labels: np.ndarray, parents: dict, fits: dict,
+                snap: float) -> tuple[np.ndarray, list[Joint]]:
+    """labels and the Joints (input mesh frame and units) of a tree read in the normalised frame,
+    axes snapped within `snap` degrees (snap_axis; 0: not)."""
+    joints = [joint_in_mesh_frame(f"joint_{child}", fits[child], parents[child], child, transform)
+              for child in range(1, labels.max() + 1)]
+    if snap > 0:
+        joints = [snap_axis(joint, vertices, labels, snap) for joint in joints]
+    return labels, joints
+
+
+def joined(labels: np.ndarray, joints: list[Joint], other_labels: np.ndarray, other_joints: list[Joint],
+           still_share: float) -> tuple[np.ndarray, list[Joint]]:
+    """The first readout's parts and joints, plus each part of the other readout that the first leaves
+    on its base (less than `still_share` of its vertices in a moving part): its base vertices become a
+    new part with its joint, hung from the part that holds most of its old parent's vertices. Joints
+    stay parents first."""
+    labels, joints = labels.copy(), list(joints)
+    for joint in other_joints:
+        child = other_labels == joint.child
+        if not child.any() or (labels[child] != 0).mean() >= still_share:
+            continue
+        part = int(labels.max()) + 1
+        holder = (other_labels == joint.parent) & ~child
+        labels[child & (labels == 0)] = part
+        parent = int(np.bincount(labels[holder]).argmax()) if holder.any() else 0
+        joints.append(Joint(f"joint_{part}", joint.type, joint.axis, joint.origin, joint.lower, joint.upper,
+                            parent, part, joint.confidence))
+    return labels, joints
+
+
 def head_tree(instance, head, normalised: np.ndarray, faces: np.ndarray, evidence: MotionEvidence,
               config: ReadoutConfig):
-    """Labels (n,), parents and fits (JointFit per child, normalised frame) from the head's votes:
-    groups of votes are the child parts (head_parts), carried to the vertices through the welded
-    pieces; each child hangs from the part it touches nearest its axis; limits span the values of the
-    learned motions that the joint explains."""
+    """Labels (n,), parents and fits (JointFit per child, normalised frame) from the head's votes on a
+    mesh of several welded pieces: the votes pooled per piece give the child parts (piece_parts),
+    carried to the vertices; each child hangs from the part it touches nearest its axis; limits span
+    the values of the learned motions that the joint explains."""
     import torch
 
-    from neurok_ros.articulation.head_readout import head_parts, piece_gaps, piece_parts
+    from neurok_ros.articulation.head_readout import piece_gaps, piece_parts
 
     with torch.no_grad():
         points = torch.as_tensor(evidence.rest, dtype=instance.shape_tokens.dtype, device=instance.device)
@@ -132,12 +174,9 @@ def head_tree(instance, head, normalised: np.ndarray, faces: np.ndarray, evidenc
         probabilities = torch.softmax(out.logits[0], -1).double().cpu().numpy()
         axes, offsets = out.axis[0].double().cpu().numpy(), out.offset[0].double().cpu().numpy()
     pieces = evidence.pieces[faces[evidence.samples.face_ids, 0]]
-    if len(np.unique(pieces)) > 1:  # pooled over welded pieces: a piece is one rigid body
-        gaps = piece_gaps(normalised, faces, evidence.pieces[faces[:, 0]], evidence.rest, pieces)
-        sample_groups, votes = piece_parts(evidence.rest, probabilities, axes, offsets, pieces,
-                                           gaps < config.adjacency, gaps < config.glued)
-    else:
-        sample_groups, votes = head_parts(evidence.rest, probabilities, axes, offsets, pieces, seed=config.seed)
+    gaps = piece_gaps(normalised, faces, evidence.pieces[faces[:, 0]], evidence.rest, pieces)
+    sample_groups, votes = piece_parts(evidence.rest, probabilities, axes, offsets, pieces,
+                                       gaps < config.adjacency, gaps < config.glued)
     labels = vertex_parts(normalised, faces, evidence, sample_groups, config.piece_majority)
     kept = np.unique(labels)
     labels = np.searchsorted(kept, labels).astype(np.int64)

@@ -15,12 +15,17 @@ def load_model_from_args(args):
 
 
 def add_head_options(parser) -> None:
-    parser.add_argument("--head", help="an articulation head checkpoint (neurok train-articulation): its per-point "
-                                       "votes give the parts and joints (default: the learned motions alone)")
+    parser.add_argument("--head", default="auto", metavar="auto|none|FILE",
+                        help="the articulation head whose per-point votes give the parts and joints, the learned "
+                             "motions adding those it leaves still: auto (default) the one shipped with the model "
+                             "(none for another --checkpoint), FILE a checkpoint of neurok train-articulation, "
+                             "none the learned motions alone")
 
 
 def load_head_from_args(args, device):
-    """The articulation head of --head, or None."""
+    """The articulation head of --head: "auto", None (none) or the loaded FILE."""
     from neurok_ros.model.articulation_head import load_head
 
-    return None if args.head is None else load_head(args.head, device)
+    if args.head in ("auto", "none"):
+        return None if args.head == "none" else "auto"
+    return load_head(args.head, device)

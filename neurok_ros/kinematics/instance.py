@@ -43,6 +43,7 @@ from neurok_ros.model.deformation_decoder import QueryCache
 from neurok_ros.model.posterior_bank import bank_draws
 
 DEFAULT_CHECKPOINT = Path(__file__).resolve().parents[1] / "assets" / "neurok_default.pt"
+SHIPPED_HEAD = DEFAULT_CHECKPOINT.parent / "neurok_articulation_head.pt"  # trained on DEFAULT_CHECKPOINT
 DECODE_CHUNK = 16384  # query points per decoder call when decoding a whole mesh
 
 
@@ -250,10 +251,16 @@ def no_deformation(points: torch.Tensor, output: str) -> torch.Tensor:
 
 
 def load_default_model(checkpoint: str | Path | None = None, device: str = "cpu") -> tuple[NeuROKModel, dict]:
-    """(model in eval mode, checkpoint dict) from `checkpoint` or the shipped default."""
+    """(model in eval mode, checkpoint dict) from `checkpoint` or the shipped default. The shipped
+    model carries the file of the articulation head trained on it (`articulation_head_file`, a plain
+    attribute: the head is no part of the model's parameters), which readouts use by default."""
     from neurok_ros.model.checkpoint import load_model
 
-    return load_model(checkpoint or DEFAULT_CHECKPOINT, device=resolve_device(device))
+    path = Path(checkpoint or DEFAULT_CHECKPOINT)
+    model, payload = load_model(path, device=resolve_device(device))
+    if path.resolve() == DEFAULT_CHECKPOINT and SHIPPED_HEAD.is_file():
+        model.articulation_head_file = SHIPPED_HEAD
+    return model, payload
 
 
 def resolve_device(device: str = "auto") -> torch.device:

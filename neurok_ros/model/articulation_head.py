@@ -16,6 +16,7 @@ queries (points compare themselves with the rest of the shape); an MLP head.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import torch
@@ -96,3 +97,18 @@ def load_head(path, device: str | torch.device = "cpu") -> ArticulationHead:
     head = ArticulationHead(**payload["config"])
     head.load_state_dict(payload["state"])
     return head.to(device).eval()
+
+
+@functools.lru_cache(maxsize=4)
+def _cached_head(path: str, device: str) -> ArticulationHead:
+    return load_head(path, device)
+
+
+def model_head(model) -> ArticulationHead | None:
+    """The articulation head trained on `model` (its `articulation_head_file`, set for the shipped
+    model by kinematics.instance.load_default_model), loaded once per file and device; None for a
+    model without one."""
+    path = getattr(model, "articulation_head_file", None)
+    if path is None:
+        return None
+    return _cached_head(str(path), str(next(model.parameters()).device))

@@ -53,6 +53,7 @@ class NeurokBackend:
         model, _ = load_default_model(checkpoint or None, device)
         info = {"checkpoint": str(checkpoint or DEFAULT_CHECKPOINT), "device": str(resolve_device(device)),
                 "parameters": sum(p.numel() for p in model.parameters()),
+                "articulation_head": str(getattr(model, "articulation_head_file", "none")),
                 "load_s": time.perf_counter() - started}
         return cls(model, info)
 

@@ -8,9 +8,10 @@ import dataclasses
 
 import numpy as np
 import pytest
-from box_objects import cabinet_drawer, chain, laptop, two_doors
+from box_objects import assemble, box, cabinet_drawer, chain, laptop, two_doors
 from scipy.integrate import solve_ivp
 
+from neurok_ros.articulation.articulation import Joint
 from neurok_ros.dynamics.contact_conditions import ContactConditions
 from neurok_ros.errors import ActionError
 from neurok_ros.geometry.mass_properties import equivalent_points, mass_properties
@@ -263,3 +264,28 @@ def test_the_push_check_passes_the_true_joints_and_fails_a_wrong_axis():
     articulation.joints = [Joint(hinge.name, "revolute", tilted, hinge.origin, hinge.lower, hinge.upper, 0, 1, 1.0)]
     row = push_check(articulation, truth, V, F, truth.room)
     assert not row["push_success"] and row["push_axis_deg"] > 15
+
+
+def _lamp_chain(limit: float):
+    """A 4 cm block, four light 10 cm rods and a heavy 10 cm head on a chain of five revolute joints
+    with skew axes, each within +-limit rad (a desk lamp's links, as a readout may give them)."""
+    axes = [[-0.73, -0.54, -0.32], [0.41, 1.04, -0.13], [1.37, -0.67, 0.35], [0.9, 0.09, -0.74],
+            [-0.92, -0.46, 0.22]]
+    parts, joints, z = [box([-0.02, -0.02, 0.0], [0.02, 0.02, 0.04])], [], 0.04
+    for i, axis in enumerate(axes):
+        half, length = (0.004, 0.1) if i < 4 else (0.05, 0.1)
+        parts.append(box([-half, -half, z], [half, half, z + length]))
+        joints.append(Joint(f"joint_{i + 1}", "revolute", axis, [0.0, 0.0, z], -limit, limit, i, i + 1, 1.0))
+        z += length
+    return assemble(parts, joints)
+
+
+def test_a_chain_held_on_its_limits_never_gains_energy():
+    V, F, articulation = _lamp_chain(0.3)
+    tip = V[np.argmax(V[:, 2])]
+    contact = ContactConditions(tip[None], np.array([[0.3, 0.2, 0.0]]))
+    prediction = predict_articulated(V, F, articulation, contact, settings_from(STILL, duration=1.0, fps=10.0))
+    energy = prediction.energy[:, 2]
+    assert np.isfinite(prediction.q).all() and prediction.summary["impacts"] > 10
+    assert np.all(np.diff(energy) <= 1e-5 * energy[0])  # every stop takes energy, none adds it (was +5%)
+    assert np.abs(prediction.q).max() <= 0.3 + 1e-12

@@ -157,10 +157,14 @@ def _friction_impulse(system: JointSystem, q: np.ndarray, qdot: np.ndarray, h: f
 
 
 def _stop_at_limits(system: JointSystem, q: np.ndarray, qdot: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
-    """Put joints past a limit back on it and apply the restitution impulse; (q, qdot, hit)."""
+    """Put joints past a limit back on it and apply the restitution impulse; (q, qdot, hit). Putting a
+    joint back changes the configuration, and so the mass matrix: where that would leave more energy
+    than the step ended with, the velocities are scaled down to it (a stop never adds energy; a light
+    chain held on its limits step after step gained energy until it diverged)."""
     over = np.flatnonzero((q > system.upper) | (q < system.lower))
     if not len(over):
         return q, qdot, False
+    energy = sum(energies(system, q, qdot))
     q = np.clip(q, system.lower, system.upper)
     _, _, _, jac = kinematics(system, q, qdot)
     mass = mass_matrix(system, jac[system.heavy], system.masses[system.heavy])
@@ -177,6 +181,9 @@ def _stop_at_limits(system: JointSystem, q: np.ndarray, qdot: np.ndarray) -> tup
                 qdot[j] = 0.0
                 continue
             qdot = qdot - (1.0 + system.restitution) * qdot[j] * response / response[j]
+    kinetic, potential = energies(system, q, qdot)
+    if kinetic > 0 and kinetic + potential > energy:
+        qdot = qdot * np.sqrt(max(energy - potential, 0.0) / kinetic)
     return q, qdot, True
 
 

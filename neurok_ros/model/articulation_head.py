@@ -76,9 +76,11 @@ def head_loss(out: HeadOutput, classes: torch.Tensor, axis: torch.Tensor, offset
 
 
 def save_head(path, head: ArticulationHead, facts: dict) -> None:
-    """Tensors and primitives only, so it loads with torch.load(weights_only=True)."""
+    """Tensors and primitives only, so it loads with torch.load(weights_only=True); weights stored as
+    float16 (half the file; load_head computes in float32, and the readout's numbers are unchanged)."""
     torch.save({"format": "neurok-articulation-head", "config": head.config,
-                "state": {k: v.detach().cpu().clone() for k, v in head.state_dict().items()},
+                "state": {k: (v.detach().cpu().half() if v.is_floating_point() else v.detach().cpu().clone())
+                          for k, v in head.state_dict().items()},
                 "facts": dict(facts)}, path)
 
 

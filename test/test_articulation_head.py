@@ -102,3 +102,30 @@ def test_piece_gaps_measure_surfaces_not_samples():
     near = gaps < 0.02
     assert near[0, 1] and near[1, 0] and not near[0, 2] and not near[1, 2]
     assert not (gaps < 0.005)[0, 1]
+
+
+def test_two_doors_stacked_on_one_hinge_line_stay_two_and_hang_from_the_body():
+    from neurok_ros.articulation.head_readout import JointVote, piece_parts
+    from neurok_ros.articulation.readout import touching_parent
+
+    rng = np.random.default_rng(1)
+    # a body (its front face), an upper and a lower door hinged on the line x = -0.4, y = -0.32,
+    # 4 mm apart in z
+    pieces = [box_points((-0.4, -0.3, -0.5), (0.4, -0.29, 0.5), 1000, rng),
+              box_points((-0.4, -0.32, 0.002), (0.4, -0.3, 0.5), 100, rng),
+              box_points((-0.4, -0.32, -0.5), (0.4, -0.3, -0.002), 100, rng)]
+    points = np.concatenate(pieces)
+    piece = np.concatenate([np.full(len(p), i) for i, p in enumerate(pieces)])
+    offsets = np.zeros_like(points)
+    offsets[piece > 0, 0] = -0.4 - points[piece > 0, 0]
+    offsets[piece > 0, 1] = -0.32 - points[piece > 0, 1]
+    axes = np.tile([0.0, 0.0, 1.0], (len(points), 1))
+    probabilities = one_hot(np.where(piece == 0, 0, 1)) * 0.8 + 0.1
+    touching, apart = np.ones((3, 3), dtype=bool), np.eye(3, dtype=bool)
+    merged, _ = piece_parts(points, probabilities, axes, offsets, piece, touching, apart)
+    assert len(set(merged[piece > 0])) == 1  # touching within the adjacency gap: one part
+    labels, votes = piece_parts(points, probabilities, axes, offsets, piece, touching, apart, hinged=apart)
+    assert len(votes) == 2 and len(set(labels[piece == 1]) | set(labels[piece == 2])) == 2
+    hinge = JointVote("revolute", np.array([0.0, 0.0, 1.0]), np.array([-0.4, -0.32, 0.0]), 1.0)
+    for child in (1, 2):
+        assert touching_parent(child, labels, points, hinge, 0.02) == 0

@@ -61,6 +61,40 @@ def true_joints(instance: Instance, frame: int) -> list[TrueJoint]:
     return out
 
 
+def true_articulation(instance: Instance, frame: int) -> Articulation:
+    """The instance's own parts and joints as an Articulation in the pose of `frame` (limits relative
+    to it): a perfect readout, the ceiling of what a readout can give the push check. True joints that
+    move the same child keep the one that moves it most, as in true_joints."""
+    from neurok_ros.articulation.articulation import Joint
+
+    radius = np.ptp(instance.rest_vertices, axis=0).max()
+    kept = {}
+    for index, joint in enumerate(instance.joints):
+        lo, hi = joint["range"]
+        reach = (hi - lo) * (radius if joint["type"] == "revolute" else 1.0)
+        key = frozenset(joint["child_parts"])
+        if key not in kept or kept[key][0] < reach:
+            kept[key] = (reach, index)
+    order = sorted(kept, key=len, reverse=True)  # a parent moves more parts than its children
+    label_of_part = {}
+    for part in np.unique(instance.part_ids):
+        holders = [k for k in order if part in k]
+        label_of_part[int(part)] = 1 + order.index(min(holders, key=len)) if holders else 0
+    joints = []
+    for label, key in enumerate(order, start=1):
+        index = kept[key][1]
+        record = instance.joints[index]
+        parent = np.flatnonzero(instance.part_ids == record["parent_part"])
+        R, t = dq.to_rotation_translation(instance.vertex_dual_quaternions[frame, parent[0]].astype(np.float64))
+        value = float(instance.joint_values[frame, index])
+        lo, hi = record["range"]
+        joints.append(Joint(record["name"], record["type"], R @ np.asarray(record["axis"], dtype=np.float64),
+                            R @ np.asarray(record["pivot"], dtype=np.float64) + t, lo - value, hi - value,
+                            label_of_part[int(record["parent_part"])], label, 1.0))
+    labels = np.array([label_of_part[int(p)] for p in instance.part_ids])
+    return Articulation(labels, joints, "articulated" if joints else "soft")
+
+
 def line_distance(point: np.ndarray, origin: np.ndarray, axis: np.ndarray) -> float:
     """Distance of point (3,) from the line through origin (3,) along the unit axis (3,)."""
     offset = point - origin
@@ -96,11 +130,12 @@ def score_readout(predicted: Articulation, truth: list[TrueJoint], vertices: np.
 
 
 def evaluate_files(model, paths: list, frame: int | None = None, config=None, head="auto",
-                   progress: bool = True, push: bool = False) -> list[dict]:
+                   progress: bool = True, push: bool = False, truth: bool = False) -> list[dict]:
     """Read out every instance file and score it; frame: the pose shown (default: frame T // 3 of
     procedural instances of at most 16 frames, the rest frame 0 of longer ones, e.g. neurok data real);
     push: also push each true joint's part through the readout (evaluation/push_checks.py); head: as
-    readout.read_articulation's."""
+    readout.read_articulation's; truth: score the instances' own parts and joints instead of a readout
+    (true_articulation: the push check's ceiling)."""
     from tqdm import tqdm
 
     from neurok_ros.articulation.readout import ReadoutConfig, articulate
@@ -111,9 +146,10 @@ def evaluate_files(model, paths: list, frame: int | None = None, config=None, he
         instance = load_instance(path)
         shown = (instance.num_frames // 3 if frame is None else frame) if instance.num_frames <= 16 else 0
         vertices = instance.frames[shown].astype(np.float64)
-        readout = articulate(model, vertices, instance.faces, config or ReadoutConfig(), head)
-        truth = true_joints(instance, shown)
-        for row, joint in zip(score_readout(readout, truth, vertices), truth):
+        readout = (true_articulation(instance, shown) if truth
+                   else articulate(model, vertices, instance.faces, config or ReadoutConfig(), head))
+        joints = true_joints(instance, shown)
+        for row, joint in zip(score_readout(readout, joints, vertices), joints):
             if push:
                 from neurok_ros.evaluation.push_checks import push_check
 

@@ -48,8 +48,11 @@ def piece_gaps(vertices: np.ndarray, faces: np.ndarray, face_pieces: np.ndarray,
     """(P, P) float, symmetric, 0 on the diagonal: the gap between each two welded pieces (ids
     0..P-1), the least distance from one piece's sample points (M, 3) with pieces (M,) to the other's
     faces (vertices (n, 3), faces (m, 3) with face_pieces (m,)), exact however sparse the samples;
-    inf for pieces with no samples or faces to measure. `gaps < d`: the pieces within d."""
+    inf for pieces with no samples or faces to measure; 0 where a sample lies inside a closed piece
+    (a handle's post sunk into its door, a tube into a blade). `gaps < d`: the pieces within d."""
     import igl
+
+    from neurok_ros.geometry.occupancy import is_closed_surface, winding_inside
 
     count = int(max(face_pieces.max(), pieces.max())) + 1
     gaps = np.full((count, count), np.inf)
@@ -62,6 +65,8 @@ def piece_gaps(vertices: np.ndarray, faces: np.ndarray, face_pieces: np.ndarray,
             continue
         distances = np.sqrt(igl.point_mesh_squared_distance(np.ascontiguousarray(points[others]), V,
                                                             np.ascontiguousarray(own, dtype=np.int64))[0])
+        if is_closed_surface(own):
+            distances[winding_inside(V, own, points[others])] = 0.0
         least = np.full(count, np.inf)
         np.minimum.at(least, pieces[others], distances)
         gaps[piece] = np.minimum(gaps[piece], least)
@@ -70,18 +75,18 @@ def piece_gaps(vertices: np.ndarray, faces: np.ndarray, face_pieces: np.ndarray,
 
 
 def piece_parts(points: np.ndarray, probabilities: np.ndarray, axes: np.ndarray, offsets: np.ndarray,
-                pieces: np.ndarray, touching: np.ndarray, glued: np.ndarray, angle: float = 20.0,
-                line_gap: float = 0.06) -> tuple[np.ndarray, list[JointVote]]:
+                pieces: np.ndarray, touching: np.ndarray, glued: np.ndarray, hinged: np.ndarray | None = None,
+                angle: float = 20.0, line_gap: float = 0.06) -> tuple[np.ndarray, list[JointVote]]:
     """Parts from the head's votes pooled over welded pieces (pieces (N,) ids 0..P-1; touching (P, P)
     bool: piece_gaps below the adjacency gap; glued (P, P): below about 1e-4). A piece moves when its
     samples' mean probability of "none" is below one half; its joint type is the likelier of the
     two, its axis the principal direction of its samples' axes, its line point their mean point +
-    offset. Touching moving pieces that vote for one hinge (axes within `angle`, lines within
-    `line_gap`) are one part, and so are glued pieces that vote for one slide (a drawer's panels; two
-    drawers or sashes that only touch stay apart). A smaller part that touches one moving part only,
-    and no still piece, moves with it when their types and axes agree, whatever its line votes: a
-    door's handle. Returns labels (N,) int64 (0 the base, g the g-th vote's child part) and one
-    JointVote per child part."""
+    offset. Moving pieces in contact (`hinged` (P, P) bool, default `touching`) that vote for one
+    hinge (axes within `angle`, lines within `line_gap`) are one part, and so are glued pieces that
+    vote for one slide (a drawer's panels; two drawers or sashes that only touch stay apart). A
+    smaller part that touches one moving part only, and no still piece, moves with it when their
+    types and axes agree, whatever its line votes: a door's handle. Returns labels (N,) int64 (0 the
+    base, g the g-th vote's child part) and one JointVote per child part."""
     ids = np.unique(pieces)
     votes_of = {}
     for piece in ids:
@@ -108,9 +113,10 @@ def piece_parts(points: np.ndarray, probabilities: np.ndarray, axes: np.ndarray,
         return (not lines or first.type == "prismatic"
                 or line_distances(second.origin[None], first.origin, first.axis)[0] < line_gap)
 
+    hinged = touching if hinged is None else hinged
     for i, a in enumerate(moving):
         for b in moving[i + 1:]:
-            contact = glued[a, b] if votes_of[a].type == "prismatic" else touching[a, b]
+            contact = glued[a, b] if votes_of[a].type == "prismatic" else hinged[a, b]
             if contact and same_joint(votes_of[a], votes_of[b]):
                 group[find(b)] = find(a)
     sizes = {p: int((pieces == p).sum()) for p in moving}

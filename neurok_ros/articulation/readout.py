@@ -54,7 +54,9 @@ class ReadoutConfig:
     whose votes scatter more (16 degrees per point on val); same_line: the distance (normalised)
     within which their axis lines are one; adjacency: the gap (normalised) within which two parts
     touch; glued: the gap within which two welded pieces are glued into one body (the head's
-    slides); thin_sheet: smallest / largest principal extent of a cloth."""
+    slides); hinge_contact: the gap within which two pieces that vote for one hinge line are one part
+    (a screen in its lid; two doors stacked on one hinge line a few millimetres apart stay two);
+    thin_sheet: smallest / largest principal extent of a cloth."""
 
     points: int = 2048
     motions: int = 48
@@ -67,6 +69,7 @@ class ReadoutConfig:
     head_snap_degrees: float = 45.0
     adjacency: float = 0.02
     glued: float = 1e-4
+    hinge_contact: float = 0.001
     still_share: float = 0.2
     pivot_gap: float = 0.02
     same_line: float = 0.05
@@ -176,12 +179,12 @@ def head_tree(instance, head, normalised: np.ndarray, faces: np.ndarray, evidenc
     pieces = evidence.pieces[faces[evidence.samples.face_ids, 0]]
     gaps = piece_gaps(normalised, faces, evidence.pieces[faces[:, 0]], evidence.rest, pieces)
     sample_groups, votes = piece_parts(evidence.rest, probabilities, axes, offsets, pieces,
-                                       gaps < config.adjacency, gaps < config.glued)
+                                       gaps < config.adjacency, gaps < config.glued, gaps < config.hinge_contact)
     labels = vertex_parts(normalised, faces, evidence, sample_groups, config.piece_majority)
     kept = np.unique(labels)
     labels = np.searchsorted(kept, labels).astype(np.int64)
     votes = [votes[g - 1] for g in kept if g > 0]
-    labels, votes = merge_agreeing(labels, votes, normalised, config.adjacency)
+    labels, votes = merge_agreeing(labels, votes, normalised, config.hinge_contact)
     sample_labels = labels[faces[evidence.samples.face_ids, 0]]
     P = int(labels.max()) + 1
     R, t, points_of = part_motions(sample_labels, evidence, P)
@@ -219,9 +222,12 @@ def agree(first, second, angle: float, line_gap: float, line_distances) -> bool:
     return first.type == "prismatic" or line_distances(second.origin[None], first.origin, first.axis)[0] < line_gap
 
 
-def touching_parent(child: int, sample_labels: np.ndarray, rest: np.ndarray, vote, gap: float) -> int:
+def touching_parent(child: int, sample_labels: np.ndarray, rest: np.ndarray, vote, gap: float,
+                    base_line: float = 0.01) -> int:
     """The part whose samples within `gap` of the child's come nearest the child's axis line (a
-    slide: the part with most such samples); the base when none touches."""
+    slide: the part with most such samples); the base when none touches, and whenever the base
+    touches it too, within `base_line` as near the line for a hinge: two doors on one hinge line, or
+    two sashes on one rail, hang from the frame, not from each other."""
     from scipy.spatial import cKDTree
 
     from neurok_ros.articulation.head_readout import line_distances
@@ -233,10 +239,13 @@ def touching_parent(child: int, sample_labels: np.ndarray, rest: np.ndarray, vot
     touching = others[cKDTree(rest[own]).query(rest[others], distance_upper_bound=gap)[0] < gap]
     if not len(touching):
         return 0
+    on_base = sample_labels[touching] == 0
     if vote.type == "revolute":
         distances = line_distances(rest[touching], vote.origin, vote.axis)
+        if on_base.any() and distances[on_base].min() <= distances.min() + base_line:
+            return 0
         return int(sample_labels[touching[np.argmin(distances)]])
-    return int(np.bincount(sample_labels[touching]).argmax())
+    return 0 if on_base.any() else int(np.bincount(sample_labels[touching]).argmax())
 
 
 def vote_fit(vote, R: np.ndarray, t: np.ndarray, points: np.ndarray, tolerance: float) -> JointFit:

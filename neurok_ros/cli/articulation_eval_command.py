@@ -15,6 +15,9 @@ def register(subparsers) -> None:
     parser.add_argument("--push", action="store_true",
                         help="also push each true moving part along its joint (0.3 m/s, 1 s, no gravity) through "
                              "the readout in joint coordinates and score the motion (docs/physics.md)")
+    parser.add_argument("--truth", action="store_true",
+                        help="use each object's own true parts and joints as the readout: what the push check "
+                             "gives a perfect readout")
     add_model_options(parser)
     add_head_options(parser)
     parser.set_defaults(func=run)
@@ -54,7 +57,7 @@ def run(args) -> int:
         raise NeurokInputError(f"no articulated instance files of split {args.split!r} in {folder}")
     model, _ = load_model_from_args(args)
     rows = evaluate_files(model, files, head=load_head_from_args(args, next(model.parameters()).device),
-                          push=args.push)
+                          push=args.push, truth=args.truth)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
     print(markdown_table(rows, args.group))

@@ -291,19 +291,27 @@ def test_a_chain_held_on_its_limits_never_gains_energy():
     assert np.abs(prediction.q).max() <= 0.3 + 1e-12
 
 
+def shown_truth(category: str, seed: int):
+    """A procedural instance at the pose eval-articulation shows (frame T // 3): the instance, its
+    vertices (n, 3) float64, its own Articulation and its true joints."""
+    from neurok_ros.articulation.evaluation import true_articulation, true_joints
+    from neurok_ros.data.articulated import ARTICULATED_CATEGORIES
+
+    instance = ARTICULATED_CATEGORIES[category](seed, 16)
+    shown = instance.num_frames // 3
+    return (instance, instance.frames[shown].astype(np.float64), true_articulation(instance, shown),
+            true_joints(instance, shown))
+
+
 @pytest.mark.parametrize("category,seed", [("laptop", 3), ("refrigerator", 10), ("cabinet", 2)])
 def test_pushes_through_the_true_articulation_move_the_right_part(category, seed):
     """The push check of `neurok eval-articulation --push --truth`: a procedural object's own parts
     and joints score perfectly, and every true moving part pushed along its joint turns or slides
     about that joint, rigidly, with the rest still (a door pushed leaves its sibling alone)."""
-    from neurok_ros.articulation.evaluation import score_readout, true_articulation, true_joints
-    from neurok_ros.data.articulated import ARTICULATED_CATEGORIES
+    from neurok_ros.articulation.evaluation import score_readout
     from neurok_ros.evaluation.push_checks import push_check
 
-    instance = ARTICULATED_CATEGORIES[category](seed, 16)
-    shown = instance.num_frames // 3
-    vertices = instance.frames[shown].astype(np.float64)
-    readout, truth = true_articulation(instance, shown), true_joints(instance, shown)
+    instance, vertices, readout, truth = shown_truth(category, seed)
     assert len(readout.joints) == len(truth) >= 1
     for row, joint in zip(score_readout(readout, truth, vertices), truth):
         assert row["type"] and row["axis_deg"] < 1e-6 and row["child_iou"] == 1.0
@@ -315,14 +323,9 @@ def test_a_pushed_link_of_a_free_chain_drags_the_others():
     """A lamp's links on free joints: pushing the last link along its own joint moves the links
     above it too (momentum goes where the joints let it), so the push check's "rest still" fails
     even for the true articulation, as the physics demands."""
-    from neurok_ros.articulation.evaluation import true_articulation, true_joints
-    from neurok_ros.data.articulated import ARTICULATED_CATEGORIES
     from neurok_ros.evaluation.push_checks import push_check
 
-    instance = ARTICULATED_CATEGORIES["lamp"](4, 16)
-    shown = instance.num_frames // 3
-    vertices = instance.frames[shown].astype(np.float64)
-    readout, truth = true_articulation(instance, shown), true_joints(instance, shown)
+    instance, vertices, readout, truth = shown_truth("lamp", 4)
     last = min(truth, key=lambda joint: joint.moved.sum())
     row = push_check(readout, last, vertices, instance.faces, last.room)
     assert row["push_moves"] and row["push_axis_deg"] <= 15.0 and not row["push_still"]

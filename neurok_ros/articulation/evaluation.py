@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from neurok_ros.articulation.articulation import Articulation
+from neurok_ros.articulation.articulation import Articulation, Joint
 from neurok_ros.data.instance_format import Instance
 from neurok_ros.geometry import dual_quaternion as dq
 
@@ -35,38 +35,10 @@ class TrueJoint:
     room: float = 1.0
 
 
-def true_joints(instance: Instance, frame: int) -> list[TrueJoint]:
-    """The instance's joints as they are in `frame` (a chain's inner joints move with their parent)."""
-    out, seen = [], {}
-    radius = np.ptp(instance.rest_vertices, axis=0).max()
-    for index, joint in enumerate(instance.joints):
-        moved = np.isin(instance.part_ids, joint["child_parts"])
-        parent = np.flatnonzero(instance.part_ids == joint["parent_part"])
-        R, t = dq.to_rotation_translation(instance.vertex_dual_quaternions[frame, parent[0]].astype(np.float64))
-        axis = R @ np.asarray(joint["axis"], dtype=np.float64)
-        origin = R @ np.asarray(joint["pivot"], dtype=np.float64) + t
-        lo, hi = joint["range"]
-        reach = (hi - lo) * (radius if joint["type"] == "revolute" else 1.0)
-        key = tuple(sorted(joint["child_parts"]))
-        if key in seen and seen[key][0] >= reach:
-            continue
-        seen[key] = (reach, len(out) if key not in seen else seen[key][1])
-        value = float(instance.joint_values[frame, index]) if instance.joint_values.shape[1] > index else 0.0
-        room = 1.0 if hi - value >= value - lo else -1.0
-        entry = TrueJoint(joint["name"], joint["type"], axis / np.linalg.norm(axis), origin, moved, room)
-        if seen[key][1] < len(out):
-            out[seen[key][1]] = entry
-        else:
-            out.append(entry)
-    return out
-
-
-def true_articulation(instance: Instance, frame: int) -> Articulation:
-    """The instance's own parts and joints as an Articulation in the pose of `frame` (limits relative
-    to it): a perfect readout, the ceiling of what a readout can give the push check. True joints that
-    move the same child keep the one that moves it most, as in true_joints."""
-    from neurok_ros.articulation.articulation import Joint
-
+def joints_in_frame(instance: Instance, frame: int) -> list[tuple[int, np.ndarray, np.ndarray, float]]:
+    """(index, axis (3,) unit, origin (3,), value) of the instance's joints as they are in `frame` (a
+    chain's inner joints move with their parent), one per moved child set: the joint that reaches
+    farthest (a bottle cap's twist or lift), in the order the child sets first appear."""
     radius = np.ptp(instance.rest_vertices, axis=0).max()
     kept = {}
     for index, joint in enumerate(instance.joints):
@@ -75,21 +47,47 @@ def true_articulation(instance: Instance, frame: int) -> Articulation:
         key = frozenset(joint["child_parts"])
         if key not in kept or kept[key][0] < reach:
             kept[key] = (reach, index)
-    order = sorted(kept, key=len, reverse=True)  # a parent moves more parts than its children
-    label_of_part = {}
-    for part in np.unique(instance.part_ids):
-        holders = [k for k in order if part in k]
-        label_of_part[int(part)] = 1 + order.index(min(holders, key=len)) if holders else 0
-    joints = []
-    for label, key in enumerate(order, start=1):
-        index = kept[key][1]
-        record = instance.joints[index]
-        parent = np.flatnonzero(instance.part_ids == record["parent_part"])
+    out = []
+    for _, index in kept.values():
+        joint = instance.joints[index]
+        parent = np.flatnonzero(instance.part_ids == joint["parent_part"])
         R, t = dq.to_rotation_translation(instance.vertex_dual_quaternions[frame, parent[0]].astype(np.float64))
-        value = float(instance.joint_values[frame, index])
+        axis = R @ np.asarray(joint["axis"], dtype=np.float64)
+        origin = R @ np.asarray(joint["pivot"], dtype=np.float64) + t
+        value = float(instance.joint_values[frame, index]) if instance.joint_values.shape[1] > index else 0.0
+        out.append((index, axis / np.linalg.norm(axis), origin, value))
+    return out
+
+
+def true_joints(instance: Instance, frame: int) -> list[TrueJoint]:
+    """The instance's joints as they are in `frame` (joints_in_frame), with the vertices each moves."""
+    out = []
+    for index, axis, origin, value in joints_in_frame(instance, frame):
+        joint = instance.joints[index]
+        lo, hi = joint["range"]
+        room = 1.0 if hi - value >= value - lo else -1.0
+        moved = np.isin(instance.part_ids, joint["child_parts"])
+        out.append(TrueJoint(joint["name"], joint["type"], axis, origin, moved, room))
+    return out
+
+
+def true_articulation(instance: Instance, frame: int) -> Articulation:
+    """The instance's own parts and joints (joints_in_frame) as an Articulation in the pose of `frame`,
+    limits relative to it: a perfect readout, the ceiling of what a readout can give the push check.
+    Each part takes the label of the smallest child set that holds it (0: the base)."""
+    kept = joints_in_frame(instance, frame)
+    children = [frozenset(instance.joints[index]["child_parts"]) for index, *_ in kept]
+    order = sorted(range(len(kept)), key=lambda k: len(children[k]), reverse=True)  # parents first
+    label_of_part = {}
+    for part in np.unique(instance.part_ids).tolist():
+        holders = [rank for rank, k in enumerate(order) if part in children[k]]
+        label_of_part[part] = 1 + min(holders, key=lambda rank: len(children[order[rank]])) if holders else 0
+    joints = []
+    for label, k in enumerate(order, start=1):
+        index, axis, origin, value = kept[k]
+        record = instance.joints[index]
         lo, hi = record["range"]
-        joints.append(Joint(record["name"], record["type"], R @ np.asarray(record["axis"], dtype=np.float64),
-                            R @ np.asarray(record["pivot"], dtype=np.float64) + t, lo - value, hi - value,
+        joints.append(Joint(record["name"], record["type"], axis, origin, lo - value, hi - value,
                             label_of_part[int(record["parent_part"])], label, 1.0))
     labels = np.array([label_of_part[int(p)] for p in instance.part_ids])
     return Articulation(labels, joints, "articulated" if joints else "soft")

@@ -19,9 +19,11 @@
    over the pieces give parts and joints (head_tree, the limits from the learned motions), and each
    part that steps 2-4 find but the head leaves on its base joins them with its joint (`joined`: a
    drawer the head calls still).
-5. Contact limits: where the moving part first runs into the rest of the object, its limit that
+5. Knobs: a small solid of revolution mounted along its axis on a broader surface turns about that
+   axis (knob_joints: an oven's knobs, which both readouts leave still, a dial read across).
+6. Contact limits: where the moving part first runs into the rest of the object, its limit that
    way is set there (contact_limits: a lid stops on its base, a drawer at the cabinet's back).
-6. Kind: one open thin sheet is "cloth" and gets no joints (it folds anywhere); otherwise
+7. Kind: one open thin sheet is "cloth" and gets no joints (it folds anywhere); otherwise
    "articulated" with joints, "cloth" for a thin sheet without, "soft" for the rest.
 """
 from __future__ import annotations
@@ -34,6 +36,7 @@ import numpy as np
 from neurok_ros.articulation.articulation import Articulation, Joint
 from neurok_ros.articulation.contact_limits import contact_limits
 from neurok_ros.articulation.joint_fit import JointFit, fit_joint
+from neurok_ros.articulation.knob_joints import knob_joints
 from neurok_ros.articulation.motion_evidence import MotionEvidence, motion_evidence
 from neurok_ros.articulation.pivot_placement import place_pivots
 from neurok_ros.articulation.rigid_segmentation import kabsch, segment_rigid
@@ -56,7 +59,8 @@ class ReadoutConfig:
     touch; glued: the gap within which two welded pieces are glued into one body (the head's
     slides); hinge_contact: the gap within which two pieces that vote for one hinge line are one part
     (a screen in its lid; two doors stacked on one hinge line a few millimetres apart stay two);
-    thin_sheet: smallest / largest principal extent of a cloth."""
+    thin_sheet: smallest / largest principal extent of a cloth; knobs: read small solids of
+    revolution mounted along their axis as knobs (knob_joints)."""
 
     points: int = 2048
     motions: int = 48
@@ -76,6 +80,7 @@ class ReadoutConfig:
     min_part_fraction: float = 0.005
     piece_majority: float = 0.85
     thin_sheet: float = 0.03
+    knobs: bool = True
     seed: int = 0
 
 
@@ -124,6 +129,9 @@ def read_articulation(instance, config: ReadoutConfig = ReadoutConfig(), head="a
     articulation = Articulation(labels, joints, kind)
     if joints and config.pivot_gap > 0:
         place_pivots(V, F, articulation, config.pivot_gap / instance.transform.scale, config.seed)
+    if kind != "cloth" and config.knobs:
+        labels, joints = knob_joints(V, F, evidence.pieces, articulation.labels, articulation.joints)
+        articulation = Articulation(labels, joints, "articulated" if joints else kind)
     if joints:
         contact_limits(V, F, articulation, config.seed)
     articulation.seconds = time.perf_counter() - started

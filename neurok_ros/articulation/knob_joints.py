@@ -28,26 +28,22 @@ from __future__ import annotations
 import numpy as np
 
 from neurok_ros.articulation.articulation import Joint
+from neurok_ros.articulation.head_readout import line_distances
+from neurok_ros.geometry.mesh_cleaning import face_double_areas
 
 TURNS = np.radians([37.0, 71.0, 143.0])
-
-
-def rotation_about(axis: np.ndarray, angle: float) -> np.ndarray:
-    """(3, 3) rotation by `angle` rad about the unit axis (Rodrigues)."""
-    K = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
-    return np.eye(3) + np.sin(angle) * K + (1.0 - np.cos(angle)) * K @ K
 
 
 def revolution_axis(vertices: np.ndarray, faces: np.ndarray, tolerance: float) -> tuple | None:
     """(axis (3,), centre (3,), radius) of a piece (vertices (n, 3), its faces (m, 3)) that is a solid
     of revolution about exactly one principal direction through its area centroid; None otherwise."""
     import igl
+    from scipy.spatial.transform import Rotation
 
-    corners = vertices[faces]
-    areas = 0.5 * np.linalg.norm(np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]), axis=1)
+    areas = face_double_areas(vertices, faces)
     if len(faces) < 8 or areas.sum() <= 0:
         return None
-    centroids = corners.mean(1)
+    centroids = vertices[faces].mean(1)
     centre = (areas[:, None] * centroids).sum(0) / areas.sum()
     centred = centroids - centre
     _, directions = np.linalg.eigh((areas[:, None] * centred).T @ centred)
@@ -55,11 +51,11 @@ def revolution_axis(vertices: np.ndarray, faces: np.ndarray, tolerance: float) -
     V, F = np.ascontiguousarray(vertices, dtype=np.float64), np.ascontiguousarray(faces, dtype=np.int64)
     found = []
     for axis in directions.T:
-        offset = used - centre
-        radius = float(np.linalg.norm(offset - np.outer(offset @ axis, axis), axis=1).max())
+        radius = float(line_distances(used, centre, axis).max())
         if radius <= 0:
             continue
-        turned = np.concatenate([offset @ rotation_about(axis, angle).T + centre for angle in TURNS])
+        turned = np.concatenate([(used - centre) @ Rotation.from_rotvec(angle * axis).as_matrix().T + centre
+                                 for angle in TURNS])
         distances = np.sqrt(igl.point_mesh_squared_distance(turned, V, F)[0])
         if np.sqrt(np.mean(distances ** 2)) <= tolerance * radius:
             found.append((axis, centre, radius))
@@ -68,14 +64,11 @@ def revolution_axis(vertices: np.ndarray, faces: np.ndarray, tolerance: float) -
 
 def mounted(piece: np.ndarray, axis: np.ndarray, centre: np.ndarray, radius: float, contact: np.ndarray,
             mount: float) -> bool:
-    """Whether the contact vertices (M, 3) of a piece (its vertices (n, 3)) with the rest of its part
-    lie near its axis and at one end of it."""
-    if not len(contact):
+    """Whether the contact vertices (M, 3) of a piece (its vertices (n, 3)) with the rest of the
+    object lie near its axis (within mount * radius) and at one end of it."""
+    if not len(contact) or line_distances(contact, centre, axis).max() > mount * radius:
         return False
-    offset = contact - centre
-    if np.linalg.norm(offset - np.outer(offset @ axis, axis), axis=1).max() > mount * radius:
-        return False
-    heights, span = offset @ axis, (piece - centre) @ axis
+    heights, span = (contact - centre) @ axis, (piece - centre) @ axis
     middle = 0.5 * (span.min() + span.max())
     return bool(np.all(heights <= middle) or np.all(heights >= middle))
 
@@ -91,8 +84,7 @@ def knob_joints(vertices: np.ndarray, faces: np.ndarray, pieces: np.ndarray, lab
     diagonal = float(np.linalg.norm(np.ptp(vertices, axis=0)))
     gap = gap * diagonal
     face_pieces = pieces[faces[:, 0]]
-    corners = vertices[faces]
-    areas = np.linalg.norm(np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]), axis=1)
+    areas = face_double_areas(vertices, faces)
     labels, joints = labels.copy(), list(joints)
     for piece in np.unique(face_pieces):
         own_faces = faces[face_pieces == piece]
@@ -116,12 +108,10 @@ def knob_joints(vertices: np.ndarray, faces: np.ndarray, pieces: np.ndarray, lab
         if not mounted(own, axis, centre, radius, own[hits >= 0], mount):
             continue
         partner = np.unique(faces[body & np.isin(face_pieces, face_pieces[body][hits[hits >= 0]])])
-        offset = vertices[partner] - centre
-        if np.linalg.norm(offset - np.outer(offset @ axis, axis), axis=1).max() < broader * radius:
+        if line_distances(vertices[partner], centre, axis).max() < broader * radius:
             continue  # what it touches is narrower than it: a deck plate under its column
-        knob = np.isin(pieces, [piece, *fins])
+        knob, knob_faces = np.isin(pieces, [piece, *fins]), np.isin(face_pieces, [piece, *fins])
         joint = next((j for j in joints if j.child == part), None)
-        knob_faces = np.isin(face_pieces, [piece, *fins])
         base_faces = (labels[faces[:, 0]] == 0) & ~knob_faces
         if part == 0 and areas[base_faces].sum() > 4 * areas[knob_faces].sum():
             child = int(labels.max()) + 1

@@ -4,7 +4,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from neurok_ros.articulation.articulation import Joint
 from neurok_ros.articulation.knob_joints import knob_joints, revolution_axis
 from neurok_ros.data.articulated import parts as P
 from neurok_ros.geometry.rigid_pieces import welded_pieces
@@ -54,16 +53,6 @@ def test_a_plate_under_a_narrower_column_is_not_a_knob():
     column = P.lathe([0.01, 0.01], [0.01, 0.2], 24, (0, 0, 1))
     _, (labels, joints) = read(plate, column, P.box((0.3, 0.3, 0.02), (0.0, 0.0, 0.3)))
     assert joints == []
-
-
-def test_a_dial_read_about_a_wrong_axis_turns_about_its_own():
-    knob = P.knob(0.02, 0.025, (0.1, 0.0, 0.05), (0, -1, 0), 16)
-    labels = np.r_[np.zeros(len(PANEL[0]), dtype=np.int64), np.ones(len(knob[0]), dtype=np.int64)]
-    wrong = Joint("dial", "revolute", (1.0, 0.0, 0.0), (0.1, -0.01, 0.05), 0.0, 3.0, 0, 1, 0.8)
-    _, (out, joints) = read(PANEL, knob, labels=labels, joints=[wrong])
-    assert np.array_equal(out, labels) and len(joints) == 1
-    assert angle(joints[0].axis, np.array([0.0, 1.0, 0.0])) < 1.0
-    assert (joints[0].name, joints[0].lower, joints[0].upper) == ("dial", 0.0, 3.0)
 
 
 def test_revolution_axis_of_a_lathe_is_its_axis():

@@ -19,9 +19,9 @@ line, has no axis and is left alone). Such a piece is a **knob** when
   column is not a knob.
 
 A knob on the base becomes a part of its own with a revolute joint about its axis through its
-centroid, limits ±π; the smaller pieces that touch only the knob (its pointer fin) go with it. A part that
-is one knob (and its fins) already, with a revolute joint about another axis, turns about the
-knob's axis instead. Input and output in the mesh frame and units.
+centroid, limits ±π; the smaller pieces that touch only the knob (its pointer fin) go with it. (A
+dial that a readout found but turns about another axis is set right by hub_axes.) Input and output
+in the mesh frame and units.
 """
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def knob_joints(vertices: np.ndarray, faces: np.ndarray, pieces: np.ndarray, lab
                 joints: list[Joint], size: float = 0.25, gap: float = 0.01, mount: float = 0.7,
                 tolerance: float = 0.04, contact_share: float = 0.1,
                 broader: float = 1.5) -> tuple[np.ndarray, list[Joint]]:
-    """labels (n,) and joints with the knobs added or their axes set (module docstring); vertices
+    """labels (n,) and joints with the knobs added (module docstring); vertices
     (n, 3), faces (m, 3), pieces (n,) the welded piece of each vertex."""
     vertices = np.asarray(vertices, dtype=np.float64)
     faces = np.asarray(faces, dtype=np.int64)
@@ -111,16 +111,11 @@ def knob_joints(vertices: np.ndarray, faces: np.ndarray, pieces: np.ndarray, lab
         if line_distances(vertices[partner], centre, axis).max() < broader * radius:
             continue  # what it touches is narrower than it: a deck plate under its column
         knob, knob_faces = np.isin(pieces, [piece, *fins]), np.isin(face_pieces, [piece, *fins])
-        joint = next((j for j in joints if j.child == part), None)
         base_faces = (labels[faces[:, 0]] == 0) & ~knob_faces
         if part == 0 and areas[base_faces].sum() > 4 * areas[knob_faces].sum():
             child = int(labels.max()) + 1
             labels[knob & (labels == 0)] = child
             joints.append(Joint(f"joint_{child}", "revolute", axis, centre, -np.pi, np.pi, 0, child, 0.5))
-        elif joint is not None and joint.type == "revolute" and np.all(knob[labels == part]):
-            sign = np.sign(axis @ joint.axis) or 1.0
-            joints = [Joint(j.name, j.type, sign * axis, centre, j.lower, j.upper, j.parent, j.child,
-                            j.confidence) if j is joint else j for j in joints]
     return labels, joints
 
 

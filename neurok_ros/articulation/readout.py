@@ -21,11 +21,13 @@
    drawer the head calls still).
 5. Knobs: a small solid of revolution mounted along its axis on a broader surface turns about that
    axis (knob_joints: an oven's knobs, which both readouts leave still, a dial read across).
-6. Hubs: a revolute part whose contact with its parent a squat round piece of it bears (a lever's
+6. Lever handles: a round rosette flat on a broader surface, with an arm that leaves it, becomes a
+   part of that surface's part turning about the rosette's axis (lever_handles: a door's levers).
+7. Hubs: a revolute part whose contact with its parent a squat round piece of it bears (a lever's
    hub, a cap, a knuckle, a dial) turns about that piece's axis (hub_axes).
-7. Contact limits: where the moving part first runs into the rest of the object, its limit that
+8. Contact limits: where the moving part first runs into the rest of the object, its limit that
    way is set there (contact_limits: a lid stops on its base, a drawer at the cabinet's back).
-8. Kind: one open thin sheet is "cloth" and gets no joints (it folds anywhere); otherwise
+9. Kind: one open thin sheet is "cloth" and gets no joints (it folds anywhere); otherwise
    "articulated" with joints, "cloth" for a thin sheet without, "soft" for the rest.
 """
 from __future__ import annotations
@@ -40,6 +42,7 @@ from neurok_ros.articulation.contact_limits import contact_limits
 from neurok_ros.articulation.hub_axes import hub_axes
 from neurok_ros.articulation.joint_fit import JointFit, fit_joint
 from neurok_ros.articulation.knob_joints import knob_joints
+from neurok_ros.articulation.lever_handles import lever_handles
 from neurok_ros.articulation.motion_evidence import MotionEvidence, motion_evidence
 from neurok_ros.articulation.pivot_placement import place_pivots
 from neurok_ros.articulation.rigid_segmentation import kabsch, segment_rigid
@@ -63,7 +66,8 @@ class ReadoutConfig:
     slides); hinge_contact: the gap within which two pieces that vote for one hinge line are one part
     (a screen in its lid; two doors stacked on one hinge line a few millimetres apart stay two);
     thin_sheet: smallest / largest principal extent of a cloth; knobs: read small solids of
-    revolution mounted along their axis as knobs (knob_joints); hubs: turn revolute parts about the
+    revolution mounted along their axis as knobs (knob_joints); levers: make a round rosette with an
+    arm that leaves it a handle part of the surface it sits on (lever_handles); hubs: turn revolute parts about the
     round piece that bears their contact (hub_axes)."""
 
     points: int = 2048
@@ -85,6 +89,7 @@ class ReadoutConfig:
     piece_majority: float = 0.85
     thin_sheet: float = 0.03
     knobs: bool = True
+    levers: bool = True
     hubs: bool = True
     seed: int = 0
 
@@ -137,6 +142,9 @@ def read_articulation(instance, config: ReadoutConfig = ReadoutConfig(), head="a
     if kind != "cloth" and config.knobs:
         labels, joints = knob_joints(V, F, evidence.pieces, articulation.labels, articulation.joints)
         articulation = Articulation(labels, joints, "articulated" if joints else kind)
+    if kind != "cloth" and config.levers:
+        labels, joints = lever_handles(V, F, evidence.pieces, articulation.labels, articulation.joints)
+        articulation = Articulation(labels, joints, "articulated" if joints else articulation.kind)
     if articulation.joints and config.hubs:
         articulation.joints = hub_axes(V, F, evidence.pieces, articulation.labels, articulation.joints)
     if articulation.joints:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from joint_geometry import angle, through
 
 from neurok_ros.articulation.articulation import Joint
 from neurok_ros.articulation.hub_axes import hub_axes
@@ -20,15 +21,6 @@ def read(parent, *child, joint=WRONG):
     vertices, faces = P.merge(parent, *child)
     labels = (np.arange(len(vertices)) >= len(parent[0])).astype(np.int64)
     return hub_axes(vertices, faces, welded_pieces(vertices, faces), labels, [joint])[0]
-
-
-def angle(a, b) -> float:
-    return float(np.degrees(np.arccos(min(1.0, abs(a @ b) / np.linalg.norm(a) / np.linalg.norm(b)))))
-
-
-def through(joint, point) -> float:
-    offset = np.asarray(point) - joint.origin
-    return float(np.linalg.norm(offset - (offset @ joint.axis) * joint.axis))
 
 
 def test_a_lever_turns_about_its_hub():

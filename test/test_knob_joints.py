@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from joint_geometry import angle
 
 from neurok_ros.articulation.knob_joints import knob_joints, revolution_axis
 from neurok_ros.data.articulated import parts as P
@@ -18,10 +19,6 @@ def read(*meshes, labels=None, joints=()):
     pieces = welded_pieces(vertices, faces)
     labels = np.zeros(len(vertices), dtype=np.int64) if labels is None else labels
     return vertices, knob_joints(vertices, faces, pieces, labels, list(joints))
-
-
-def angle(a, b) -> float:
-    return float(np.degrees(np.arccos(min(1.0, abs(a @ b) / np.linalg.norm(a) / np.linalg.norm(b)))))
 
 
 def test_a_knob_with_a_pointer_turns_about_its_own_axis():

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from joint_geometry import angle, through
 
 from neurok_ros.articulation.articulation import Joint
 from neurok_ros.articulation.lever_handles import lever_handles, without_empty_parts
@@ -29,15 +30,6 @@ def read(meshes: list, parts: list[int], joints: list[Joint]):
     vertices, faces = P.merge(*meshes)
     labels = np.concatenate([np.full(len(m[0]), p) for m, p in zip(meshes, parts)]).astype(np.int64)
     return vertices, lever_handles(vertices, faces, welded_pieces(vertices, faces), labels, joints)
-
-
-def angle(a, b) -> float:
-    return float(np.degrees(np.arccos(min(1.0, abs(a @ b) / np.linalg.norm(a) / np.linalg.norm(b)))))
-
-
-def through(joint, point) -> float:
-    offset = np.asarray(point) - joint.origin
-    return float(np.linalg.norm(offset - (offset @ joint.axis) * joint.axis))
 
 
 def test_the_levers_on_both_sides_of_a_leaf_are_one_part_of_the_leaf():

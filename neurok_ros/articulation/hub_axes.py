@@ -21,6 +21,8 @@ Input and output in the mesh frame and units.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from neurok_ros.articulation.articulation import Joint
@@ -47,8 +49,7 @@ def hub_axes(vertices: np.ndarray, faces: np.ndarray, pieces: np.ndarray, labels
                 for axis, centre, _ in hubs[1:]):
             axis, centre, _ = hubs[0]
             sign = np.sign(axis @ joint.axis) or 1.0
-            joint = Joint(joint.name, joint.type, sign * axis, centre, joint.lower, joint.upper, joint.parent,
-                          joint.child, joint.confidence)
+            joint = replace(joint, axis=sign * axis, origin=centre)
         out.append(joint)
     return out
 

@@ -25,6 +25,8 @@ parents). Input and output in the mesh frame and units.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from neurok_ros.articulation.articulation import Joint
@@ -126,7 +128,6 @@ def without_empty_parts(labels: np.ndarray, joints: list[Joint]) -> tuple[np.nda
             part = parent_of.get(part, 0)
         return renumber[part]
 
-    out = [Joint(j.name if renumber[j.child] == j.child else f"joint_{renumber[j.child]}", j.type, j.axis,
-                 j.origin, j.lower, j.upper, surviving(j.parent), renumber[j.child], j.confidence)
-           for j in joints if j.child in renumber]
+    out = [replace(j, name=j.name if renumber[j.child] == j.child else f"joint_{renumber[j.child]}",
+                   parent=surviving(j.parent), child=renumber[j.child]) for j in joints if j.child in renumber]
     return np.searchsorted(kept, labels).astype(np.int64), out

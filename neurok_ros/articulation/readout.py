@@ -46,6 +46,7 @@ from neurok_ros.articulation.lever_handles import lever_handles
 from neurok_ros.articulation.motion_evidence import MotionEvidence, motion_evidence
 from neurok_ros.articulation.pivot_placement import place_pivots
 from neurok_ros.articulation.rigid_segmentation import kabsch, segment_rigid
+from neurok_ros.articulation.swivel_mounts import swivel_mounts
 
 MIN_FACES = 4
 
@@ -67,8 +68,9 @@ class ReadoutConfig:
     (a screen in its lid; two doors stacked on one hinge line a few millimetres apart stay two);
     thin_sheet: smallest / largest principal extent of a cloth; knobs: read small solids of
     revolution mounted along their axis as knobs (knob_joints); levers: make a round rosette with an
-    arm that leaves it a handle part of the surface it sits on (lever_handles); hubs: turn revolute parts about the
-    round piece that bears their contact (hub_axes)."""
+    arm that leaves it a handle part of the surface it sits on (lever_handles); swivels: turn the round
+    piece of the base that a moving part is mounted on with it (swivel_mounts); hubs: turn revolute
+    parts about the round piece that bears their contact (hub_axes)."""
 
     points: int = 2048
     motions: int = 48
@@ -90,6 +92,7 @@ class ReadoutConfig:
     thin_sheet: float = 0.03
     knobs: bool = True
     levers: bool = True
+    swivels: bool = True
     hubs: bool = True
     seed: int = 0
 
@@ -145,6 +148,9 @@ def read_articulation(instance, config: ReadoutConfig = ReadoutConfig(), head="a
     if kind != "cloth" and config.levers:
         labels, joints = lever_handles(V, F, evidence.pieces, articulation.labels, articulation.joints)
         articulation = Articulation(labels, joints, "articulated" if joints else articulation.kind)
+    if articulation.joints and config.swivels:
+        articulation = Articulation(*swivel_mounts(V, F, evidence.pieces, articulation.labels, articulation.joints),
+                                    articulation.kind)
     if articulation.joints and config.hubs:
         articulation.joints = hub_axes(V, F, evidence.pieces, articulation.labels, articulation.joints)
     if articulation.joints:

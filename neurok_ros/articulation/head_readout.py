@@ -37,6 +37,13 @@ def line_distances(points: np.ndarray, origin: np.ndarray, axis: np.ndarray) -> 
     return np.linalg.norm(offset - np.outer(offset @ axis, axis), axis=1)
 
 
+def principal_directions(points: np.ndarray) -> np.ndarray:
+    """(3, 3) rows: the principal directions of points (M, 3)."""
+    if len(points) < 3:
+        return np.eye(3)
+    return np.linalg.svd(points - points.mean(0), full_matrices=False)[2]
+
+
 def refit(axes: np.ndarray, line_points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """One axis (principal direction of the sign-free votes) and origin (mean line point) for votes."""
     _, vectors = np.linalg.eigh(axes.T @ axes)

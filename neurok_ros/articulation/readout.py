@@ -23,11 +23,16 @@
    axis (knob_joints: an oven's knobs, which both readouts leave still, a dial read across).
 6. Lever handles: a round rosette flat on a broader surface, with an arm that leaves it, becomes a
    part of that surface's part turning about the rosette's axis (lever_handles: a door's levers).
-7. Hubs: a revolute part whose contact with its parent a squat round piece of it bears (a lever's
+7. Swivel mounts: a squat round piece of the base that a moving part is mounted on, across its
+   axis, turns with that part about its own axis (swivel_mounts: a faucet's cartridge cap).
+8. Hubs: a revolute part whose contact with its parent a squat round piece of it bears (a lever's
    hub, a cap, a knuckle, a dial) turns about that piece's axis (hub_axes).
-8. Contact limits: where the moving part first runs into the rest of the object, its limit that
+9. Slide guides: a slide that runs into the rest of the object at once, both ways, turns along
+   the nearest free principal direction, or the one its guide bounds both ways (slide_guides: a
+   sash read sideways slides up its track).
+10. Contact limits: where the moving part first runs into the rest of the object, its limit that
    way is set there (contact_limits: a lid stops on its base, a drawer at the cabinet's back).
-9. Kind: one open thin sheet is "cloth" and gets no joints (it folds anywhere); otherwise
+11. Kind: one open thin sheet is "cloth" and gets no joints (it folds anywhere); otherwise
    "articulated" with joints, "cloth" for a thin sheet without, "soft" for the rest.
 """
 from __future__ import annotations
@@ -39,6 +44,7 @@ import numpy as np
 
 from neurok_ros.articulation.articulation import Articulation, Joint
 from neurok_ros.articulation.contact_limits import contact_limits
+from neurok_ros.articulation.head_readout import principal_directions
 from neurok_ros.articulation.hub_axes import hub_axes
 from neurok_ros.articulation.joint_fit import JointFit, fit_joint
 from neurok_ros.articulation.knob_joints import knob_joints
@@ -46,6 +52,7 @@ from neurok_ros.articulation.lever_handles import lever_handles
 from neurok_ros.articulation.motion_evidence import MotionEvidence, motion_evidence
 from neurok_ros.articulation.pivot_placement import place_pivots
 from neurok_ros.articulation.rigid_segmentation import kabsch, segment_rigid
+from neurok_ros.articulation.slide_guides import slide_guides
 from neurok_ros.articulation.swivel_mounts import swivel_mounts
 
 MIN_FACES = 4
@@ -70,7 +77,8 @@ class ReadoutConfig:
     revolution mounted along their axis as knobs (knob_joints); levers: make a round rosette with an
     arm that leaves it a handle part of the surface it sits on (lever_handles); swivels: turn the round
     piece of the base that a moving part is mounted on with it (swivel_mounts); hubs: turn revolute
-    parts about the round piece that bears their contact (hub_axes)."""
+    parts about the round piece that bears their contact (hub_axes); guides: turn a slide that runs
+    into the rest of the object at once along the way its guide lets it (slide_guides)."""
 
     points: int = 2048
     motions: int = 48
@@ -94,6 +102,7 @@ class ReadoutConfig:
     levers: bool = True
     swivels: bool = True
     hubs: bool = True
+    guides: bool = True
     seed: int = 0
 
 
@@ -153,6 +162,8 @@ def read_articulation(instance, config: ReadoutConfig = ReadoutConfig(), head="a
                                     articulation.kind)
     if articulation.joints and config.hubs:
         articulation.joints = hub_axes(V, F, evidence.pieces, articulation.labels, articulation.joints)
+    if articulation.joints and config.guides:
+        slide_guides(V, F, articulation, seed=config.seed)
     if articulation.joints:
         contact_limits(V, F, articulation, config.seed)
     articulation.seconds = time.perf_counter() - started
@@ -493,13 +504,6 @@ def joint_in_mesh_frame(name: str, fit: JointFit, parent: int, child: int, trans
     confidence = fit.support * (1.0 - fit.residual / max(fit.extent, 1e-12))
     return Joint(name, fit.type, fit.axis, transform.invert(fit.origin), min(0.0, float(values.min())),
                  max(0.0, float(values.max())), parent, child, confidence)
-
-
-def principal_directions(points: np.ndarray) -> np.ndarray:
-    """(3, 3) rows: the principal directions of points (M, 3)."""
-    if len(points) < 3:
-        return np.eye(3)
-    return np.linalg.svd(points - points.mean(0), full_matrices=False)[2]
 
 
 def snap_axis(joint: Joint, vertices: np.ndarray, labels: np.ndarray, degrees: float) -> Joint:

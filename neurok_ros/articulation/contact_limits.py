@@ -83,21 +83,16 @@ def contact_limits(vertices: np.ndarray, faces: np.ndarray, articulation: Articu
     rest of the object (vertices (n, 3), faces (m, 3) in the articulation's frame); see the module
     docstring. Joints are changed in place and returned."""
     from neurok_ros.articulation.urdf import face_labels
-    from neurok_ros.geometry.mass_properties import is_closed
-    from neurok_ros.geometry.surface_sampling import sample_surface
 
     vertices = np.asarray(vertices, dtype=np.float64)
     faces = np.asarray(faces, dtype=np.int64)
     diagonal = float(np.linalg.norm(np.ptp(vertices, axis=0)))
     per_face = face_labels(faces, articulation.labels)
     for joint in articulation.joints:
-        moving_vertices = articulation.subtree(joint.child)
-        moving_parts = np.unique(articulation.labels[moving_vertices])
-        moving = np.isin(per_face, moving_parts)
-        static_faces = faces[~moving]
-        if not moving.any() or not len(static_faces) or not is_closed(vertices, static_faces):
+        swept = swept_part(vertices, faces, per_face, articulation, joint, seed)
+        if swept is None:
             continue
-        points = sample_surface(vertices, faces[moving], SAMPLES, np.random.default_rng(seed)).points
+        _, static_faces, points = swept
         for direction in (1.0, -1.0):
             stop = swept_stop(vertices, static_faces, points, joint, direction, diagonal)
             if stop is None:
@@ -107,3 +102,21 @@ def contact_limits(vertices: np.ndarray, faces: np.ndarray, articulation: Articu
             else:
                 joint.lower = min(stop, 0.0)
     return articulation
+
+
+def swept_part(vertices: np.ndarray, faces: np.ndarray, per_face: np.ndarray, articulation: Articulation,
+               joint: Joint, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """What a joint sweeps against what: the moving subtree's vertices (n,) bool, the faces (s, 3) of
+    the rest of the object and SAMPLES surface samples (SAMPLES, 3) of the moving faces; None when
+    nothing moves, nothing stays, or the rest is not closed (no inside to run into). per_face: the
+    part label of each face (urdf.face_labels)."""
+    from neurok_ros.geometry.mass_properties import is_closed
+    from neurok_ros.geometry.surface_sampling import sample_surface
+
+    moving_vertices = articulation.subtree(joint.child)
+    moving = np.isin(per_face, np.unique(articulation.labels[moving_vertices]))
+    static_faces = faces[~moving]
+    if not moving.any() or not len(static_faces) or not is_closed(vertices, static_faces):
+        return None
+    points = sample_surface(vertices, faces[moving], SAMPLES, np.random.default_rng(seed)).points
+    return moving_vertices, static_faces, points

@@ -69,7 +69,11 @@ def mounted(piece: np.ndarray, axis: np.ndarray, centre: np.ndarray, radius: flo
     if not len(contact) or line_distances(contact, centre, axis).max() > mount * radius:
         return False
     heights, span = (contact - centre) @ axis, (piece - centre) @ axis
-    middle = 0.5 * (span.min() + span.max())
+    return one_side(heights, 0.5 * (span.min() + span.max()))
+
+
+def one_side(heights: np.ndarray, middle: float) -> bool:
+    """Whether all heights (k,) along an axis lie on one side of `middle` (at one end of a piece)."""
     return bool(np.all(heights <= middle) or np.all(heights >= middle))
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from neurok_ros.articulation.articulation import Articulation, Joint
-from neurok_ros.articulation.contact_limits import SAMPLES, swept_stop
+from neurok_ros.articulation.contact_limits import swept_part, swept_stop
 from neurok_ros.articulation.head_readout import principal_directions
 
 
@@ -33,19 +33,17 @@ def slide_guides(vertices: np.ndarray, faces: np.ndarray, articulation: Articula
     """The articulation with each blocked prismatic joint turned along its guide (module docstring);
     vertices (n, 3), faces (m, 3) in the articulation's frame."""
     from neurok_ros.articulation.urdf import face_labels
-    from neurok_ros.geometry.mass_properties import is_closed
-    from neurok_ros.geometry.surface_sampling import sample_surface
 
     vertices = np.asarray(vertices, dtype=np.float64)
     faces = np.asarray(faces, dtype=np.int64)
+    diagonal = float(np.linalg.norm(np.ptp(vertices, axis=0)))
     per_face = face_labels(faces, articulation.labels)
     joints = []
     for joint in articulation.joints:
-        moving_vertices = articulation.subtree(joint.child)
-        moving = np.isin(per_face, np.unique(articulation.labels[moving_vertices]))
-        if joint.type == "prismatic" and moving.any() and not moving.all() and is_closed(vertices, faces[~moving]):
-            points = sample_surface(vertices, faces[moving], SAMPLES, np.random.default_rng(seed)).points
-            sweep = Sweep(vertices, faces[~moving], points, vertices[moving_vertices], joint)
+        swept = swept_part(vertices, faces, per_face, articulation, joint, seed) if joint.type == "prismatic" else None
+        if swept is not None:
+            moving_vertices, static_faces, points = swept
+            sweep = Sweep(vertices, static_faces, points, vertices[moving_vertices], joint, diagonal)
             joint = guided(sweep, blocked, free, near_degrees)
         joints.append(joint)
     articulation.joints = joints
@@ -55,19 +53,19 @@ def slide_guides(vertices: np.ndarray, faces: np.ndarray, articulation: Articula
 @dataclass
 class Sweep:
     """A prismatic joint's moving samples (k, 3) and vertices (p, 3) against the closed rest of the
-    object (vertices (n, 3), static_faces (s, 3))."""
+    object (vertices (n, 3), static_faces (s, 3)); diagonal: the object's bounding-box diagonal."""
 
     vertices: np.ndarray
     static_faces: np.ndarray
     points: np.ndarray
     part: np.ndarray
     joint: Joint
+    diagonal: float
 
     def travel(self, axis: np.ndarray) -> tuple[float | None, float | None, float]:
         """The stops (lower, upper) along axis (None: free that way) and the part's extent along it."""
         probe = replace(self.joint, axis=axis)
-        diagonal = float(np.linalg.norm(np.ptp(self.vertices, axis=0)))
-        lower, upper = (swept_stop(self.vertices, self.static_faces, self.points, probe, way, diagonal)
+        lower, upper = (swept_stop(self.vertices, self.static_faces, self.points, probe, way, self.diagonal)
                         for way in (-1.0, 1.0))
         return lower, upper, float(np.ptp(self.part @ probe.axis))
 

@@ -26,7 +26,7 @@ from dataclasses import replace
 import numpy as np
 
 from neurok_ros.articulation.articulation import Joint
-from neurok_ros.articulation.knob_joints import nearest_faces, revolution_axis
+from neurok_ros.articulation.knob_joints import nearest_faces, one_side, revolution_axis
 
 
 def swivel_mounts(vertices: np.ndarray, faces: np.ndarray, pieces: np.ndarray, labels: np.ndarray,
@@ -81,7 +81,3 @@ def swivel_mounts(vertices: np.ndarray, faces: np.ndarray, pieces: np.ndarray, l
         joints.insert(first, mount)
     return labels, joints
 
-
-def one_side(heights: np.ndarray, middle: float) -> bool:
-    """Whether all heights (k,) along an axis lie on one side of `middle`."""
-    return bool(np.all(heights <= middle) or np.all(heights >= middle))

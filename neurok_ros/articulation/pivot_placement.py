@@ -16,6 +16,10 @@ import numpy as np
 from neurok_ros.articulation.articulation import Articulation, Joint
 
 SAMPLES = 2048
+SLAB_RATIO = 0.3
+SLAB_TILT = 20.0  # degrees
+REACH = 0.03  # of the bounding-box diagonal
+MARGIN = 0.015  # of the bounding-box diagonal
 
 
 def contact_samples(vertices: np.ndarray, faces: np.ndarray, per_face: np.ndarray, child: int, parent: int,
@@ -47,18 +51,70 @@ def placed(joint: Joint, contact: np.ndarray) -> Joint:
                  joint.parent, joint.child, joint.confidence)
 
 
+def slab_end(joint: Joint, child: np.ndarray, parent_vertices: np.ndarray, parent_faces: np.ndarray,
+             diagonal: float) -> Joint | None:
+    """The revolute joint with its line on the end of a slab child that touches its parent (module
+    docstring), or None where the rule does not apply; child (k, 3) the child part's vertices,
+    (parent_vertices, parent_faces) the parent's surface, diagonal the object's."""
+    import igl
+
+    from neurok_ros.articulation.head_readout import principal_directions
+
+    if joint.type != "revolute" or len(child) < 3 or not len(parent_faces):
+        return None
+    axis = joint.axis
+    if abs(principal_directions(child)[2] @ axis) > np.sin(np.radians(SLAB_TILT)):
+        return None  # a disc turning about its own axis, or a slab about a line across it
+    first = np.cross(axis, [1.0, 0.0, 0.0] if abs(axis[0]) < 0.9 else [0.0, 1.0, 0.0])
+    first /= np.linalg.norm(first)
+    plane = np.stack([first, np.cross(axis, first)])  # (2, 3) across the axis
+    flat = (child - joint.origin) @ plane.T
+    centre = flat.mean(axis=0)
+    _, directions = np.linalg.eigh(np.cov((flat - centre).T))  # columns: thin, long
+    local = (flat - centre) @ directions
+    low, high = local.min(axis=0), local.max(axis=0)
+    thickness, width = high - low
+    if width <= 0 or thickness >= SLAB_RATIO * width:
+        return None
+    along = child @ axis
+    heights = np.linspace(along.min(), along.max(), 9) - joint.origin @ axis
+    ends = []
+    for end in (low[1], high[1]):
+        point = joint.origin + (centre + directions @ np.array([0.5 * (low[0] + high[0]), end])) @ plane
+        line = point + np.outer(heights - (point - joint.origin) @ axis, axis)
+        squared = igl.point_mesh_squared_distance(line, np.ascontiguousarray(parent_vertices),
+                                                  np.ascontiguousarray(parent_faces, dtype=np.int64))[0]
+        ends.append((float(np.sqrt(squared.min())), point))
+    (near, point), (far, _) = sorted(ends, key=lambda end: end[0])
+    if near > REACH * diagonal or far - near < MARGIN * diagonal:
+        return None
+    across = point - joint.origin - axis * ((point - joint.origin) @ axis)
+    if np.linalg.norm(across) <= 0.5 * thickness:
+        return joint
+    return Joint(joint.name, joint.type, joint.axis, joint.origin + across, joint.lower, joint.upper,
+                 joint.parent, joint.child, joint.confidence)
+
+
 def place_pivots(vertices: np.ndarray, faces: np.ndarray, articulation: Articulation, gap: float,
                  seed: int = 0) -> Articulation:
-    """The articulation with every revolute joint's line moved onto its child's contact with its
-    parent (module docstring); vertices (n, 3), faces (m, 3) in the articulation's frame, gap in
-    its units. Joints are replaced in place and the articulation returned."""
+    """The articulation with every revolute joint's line moved onto the touching end of its slab
+    child, or else onto its child's contact with its parent (module docstring); vertices (n, 3),
+    faces (m, 3) in the articulation's frame, gap in its units. Joints are replaced in place and the
+    articulation returned."""
     from neurok_ros.articulation.urdf import face_labels
 
     vertices = np.asarray(vertices, dtype=np.float64)
     faces = np.asarray(faces, dtype=np.int64)
     per_face = face_labels(faces, articulation.labels)
+    diagonal = float(np.linalg.norm(np.ptp(vertices, axis=0)))
     rng = np.random.default_rng(seed)
-    articulation.joints = [placed(joint, contact_samples(vertices, faces, per_face, joint.child, joint.parent,
-                                                         gap, rng)) if joint.type == "revolute" else joint
-                           for joint in articulation.joints]
+    joints = []
+    for joint in articulation.joints:
+        if joint.type == "revolute":
+            child = vertices[np.unique(faces[per_face == joint.child])]
+            on_end = slab_end(joint, child, vertices, faces[per_face == joint.parent], diagonal)
+            joint = on_end if on_end is not None else placed(
+                joint, contact_samples(vertices, faces, per_face, joint.child, joint.parent, gap, rng))
+        joints.append(joint)
+    articulation.joints = joints
     return articulation

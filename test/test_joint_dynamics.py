@@ -266,6 +266,19 @@ def test_the_push_check_passes_the_true_joints_and_fails_a_wrong_axis():
     assert not row["push_success"] and row["push_axis_deg"] > 15
 
 
+def test_the_push_check_reads_the_axis_of_a_turn_up_to_and_past_a_half_turn():
+    """A cap twisted to its limit of a half turn: the rotation's antisymmetric part vanishes there,
+    its axis does not."""
+    from neurok_ros.dynamics.joint_tree import rotation
+    from neurok_ros.evaluation.push_checks import motion_axis
+
+    axis = np.array([0.36, -0.48, 0.8])
+    for degrees in (30.0, 179.0, 180.0, 250.0):
+        turn, found = motion_axis(rotation(axis, np.radians(degrees)), np.zeros(3))
+        assert turn == pytest.approx(min(degrees, 360.0 - degrees), abs=1e-6)
+        assert abs(found @ axis) == pytest.approx(1.0, abs=1e-9)
+
+
 def _lamp_chain(limit: float):
     """A 4 cm block, four light 10 cm rods and a heavy 10 cm head on a chain of five revolute joints
     with skew axes, each within +-limit rad (a desk lamp's links, as a readout may give them)."""

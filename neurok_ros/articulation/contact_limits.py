@@ -7,8 +7,11 @@ up to one diagonal). The part collides where at least SHARE of the samples lie i
 the object (generalised winding number), deeper than DEPTH of the diagonal; samples already inside
 at the input pose are left out. The joint's limit that way becomes the last pose free of the
 collision, located to 1/16 of a step, whether the learned motions reached that far or not (the
-geometry is the stop). Where no collision is met, the learned limit stays. Only a closed rest of
-the object is swept against (an open shell has no inside).
+geometry is the stop). Where no collision is met, the part is free that way: a revolute joint may
+turn a half turn, a prismatic one slide its own length along its axis (a drawer out of its carcass),
+or as far as the learned motions went where they went further. The learned motions move small
+parts little (a cabinet door's can span a degree), so they are no stop. Only a closed rest of the
+object is swept against (an open shell has no inside); without one, the learned limits stay.
 """
 from __future__ import annotations
 
@@ -92,11 +95,12 @@ def contact_limits(vertices: np.ndarray, faces: np.ndarray, articulation: Articu
         swept = swept_part(vertices, faces, per_face, articulation, joint, seed)
         if swept is None:
             continue
-        _, static_faces, points = swept
+        moving_vertices, static_faces, points = swept
+        free = np.pi if joint.type == "revolute" else float(np.ptp(vertices[moving_vertices] @ joint.axis))
         for direction in (1.0, -1.0):
             stop = swept_stop(vertices, static_faces, points, joint, direction, diagonal)
             if stop is None:
-                continue
+                stop = direction * max(free, direction * (joint.upper if direction > 0 else joint.lower))
             if direction > 0:
                 joint.upper = max(stop, 0.0)
             else:

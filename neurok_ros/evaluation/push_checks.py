@@ -51,10 +51,12 @@ def rigid_motion(rest: np.ndarray, moved: np.ndarray) -> tuple[np.ndarray, np.nd
 
 
 def motion_axis(R: np.ndarray, t: np.ndarray) -> tuple[float, np.ndarray]:
-    """(turn in degrees, unit axis): the rotation axis of R, or t's direction when R barely turns."""
+    """(turn in degrees, unit axis): the rotation axis of R (the direction it leaves in place, defined
+    up to a half turn and beyond, where R's antisymmetric part vanishes), or t's direction when R
+    barely turns."""
     angle = float(np.degrees(np.arccos(np.clip((np.trace(R) - 1.0) / 2.0, -1.0, 1.0))))
     if angle >= MIN_TURN_DEG:
-        axis = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
+        axis = np.linalg.svd(R - np.eye(3))[2][-1]
     else:
         axis = t
     norm = float(np.linalg.norm(axis))

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -78,7 +79,9 @@ class ReadoutConfig:
     arm that leaves it a handle part of the surface it sits on (lever_handles); swivels: turn the round
     piece of the base that a moving part is mounted on with it (swivel_mounts); hubs: turn revolute
     parts about the round piece that bears their contact (hub_axes); guides: turn a slide that runs
-    into the rest of the object at once along the way its guide lets it (slide_guides)."""
+    into the rest of the object at once along the way its guide lets it (slide_guides); panel_degrees:
+    axes within this many degrees of a normal of the flat panels of the child, the parent or the object
+    snap to it before the principal directions are tried (snap_axis; 0: off)."""
 
     points: int = 2048
     motions: int = 48
@@ -103,6 +106,7 @@ class ReadoutConfig:
     swivels: bool = True
     hubs: bool = True
     guides: bool = True
+    panel_degrees: float = 10.0
     seed: int = 0
 
 
@@ -138,12 +142,13 @@ def read_articulation(instance, config: ReadoutConfig = ReadoutConfig(), head="a
     sample_parts = segment_rigid(evidence.rest, evidence.moved, config.tolerance, config.min_part_fraction,
                                  config.max_parts, seed=config.seed)
     labels = vertex_parts(normalised, F, evidence, sample_parts, config.piece_majority)
+    panels = Panels.of(V, F, config.panel_degrees) if config.panel_degrees > 0 else None
     labels, joints = mesh_joints(V, instance.transform, *build_tree(labels, normalised, F, evidence, config),
-                                 config.snap_degrees)
+                                 config.snap_degrees, panels)
     if head is not None and len(np.unique(evidence.pieces)) > 1:
         head_labels, head_joints = mesh_joints(V, instance.transform,
                                                *head_tree(instance, head, normalised, F, evidence, config),
-                                               config.head_snap_degrees)
+                                               config.head_snap_degrees, panels)
         labels, joints = joined(head_labels, head_joints, labels, joints, config.still_share)
     if is_cloth(V, F, evidence.pieces, config.thin_sheet):
         labels, joints = np.zeros_like(labels), []  # a sheet folds anywhere: no rigid parts to read
@@ -171,13 +176,13 @@ def read_articulation(instance, config: ReadoutConfig = ReadoutConfig(), head="a
 
 
 def mesh_joints(vertices: np.ndarray, transform, labels: np.ndarray, parents: dict, fits: dict,
-                snap: float) -> tuple[np.ndarray, list[Joint]]:
+                snap: float, panels: Panels | None = None) -> tuple[np.ndarray, list[Joint]]:
     """labels and the Joints (input mesh frame and units) of a tree read in the normalised frame,
-    axes snapped within `snap` degrees (snap_axis; 0: not)."""
+    axes snapped within `snap` degrees (snap_axis; 0: not), first to panel directions where given."""
     joints = [joint_in_mesh_frame(f"joint_{child}", fits[child], parents[child], child, transform)
               for child in range(1, labels.max() + 1)]
     if snap > 0:
-        joints = [snap_axis(joint, vertices, labels, snap) for joint in joints]
+        joints = [snap_axis(joint, vertices, labels, snap, panels) for joint in joints]
     return labels, joints
 
 
@@ -506,19 +511,48 @@ def joint_in_mesh_frame(name: str, fit: JointFit, parent: int, child: int, trans
                  max(0.0, float(values.max())), parent, child, confidence)
 
 
-def snap_axis(joint: Joint, vertices: np.ndarray, labels: np.ndarray, degrees: float) -> Joint:
-    """The joint with its axis snapped to the nearest principal direction of the child, the parent or
-    the whole object when one lies within `degrees`; the origin stays on the axis line nearest the old one."""
-    candidates = np.concatenate([principal_directions(vertices[labels == joint.child]),
-                                 principal_directions(vertices[labels == joint.parent]),
-                                 principal_directions(vertices)])
-    cosines = np.abs(candidates @ joint.axis)
-    best = int(np.argmax(cosines))
-    if np.degrees(np.arccos(np.clip(cosines[best], -1, 1))) > degrees:
-        return joint
-    axis = candidates[best] * np.sign(candidates[best] @ joint.axis)
-    return Joint(joint.name, joint.type, axis, joint.origin, joint.lower, joint.upper, joint.parent,
-                 joint.child, joint.confidence)
+class Panels(NamedTuple):
+    """What snap_axis needs for panel directions (geometry/planar_directions.py): the mesh's faces
+    (m, 3), the snapping angle in degrees, and the whole object's panel directions (k, 3)."""
+
+    faces: np.ndarray
+    degrees: float
+    whole: np.ndarray
+
+    @staticmethod
+    def of(vertices: np.ndarray, faces: np.ndarray, degrees: float) -> "Panels":
+        from neurok_ros.geometry.planar_directions import planar_directions
+
+        return Panels(np.asarray(faces, dtype=np.int64), degrees, planar_directions(vertices, faces))
+
+
+def snap_axis(joint: Joint, vertices: np.ndarray, labels: np.ndarray, degrees: float,
+              panels: Panels | None = None) -> Joint:
+    """The joint with its axis snapped to the nearest panel direction of the child, the parent or the
+    whole object when one lies within panels.degrees (and `degrees`), else to the nearest principal
+    direction of those within `degrees`; the origin stays on the axis line nearest the old one."""
+    tiers = []
+    if panels is not None:
+        from neurok_ros.articulation.urdf import face_labels
+        from neurok_ros.geometry.planar_directions import planar_directions
+
+        per_face = face_labels(panels.faces, labels)
+        tiers.append((np.concatenate([planar_directions(vertices, panels.faces[per_face == joint.child]),
+                                      planar_directions(vertices, panels.faces[per_face == joint.parent]),
+                                      panels.whole]), min(panels.degrees, degrees)))
+    tiers.append((np.concatenate([principal_directions(vertices[labels == joint.child]),
+                                  principal_directions(vertices[labels == joint.parent]),
+                                  principal_directions(vertices)]), degrees))
+    for candidates, within in tiers:
+        if not len(candidates):
+            continue
+        cosines = np.abs(candidates @ joint.axis)
+        best = int(np.argmax(cosines))
+        if np.degrees(np.arccos(np.clip(cosines[best], -1, 1))) <= within:
+            axis = candidates[best] * np.sign(candidates[best] @ joint.axis)
+            return Joint(joint.name, joint.type, axis, joint.origin, joint.lower, joint.upper, joint.parent,
+                         joint.child, joint.confidence)
+    return joint
 
 
 def is_cloth(vertices: np.ndarray, faces: np.ndarray, pieces: np.ndarray, ratio: float) -> bool:

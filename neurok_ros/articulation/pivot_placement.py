@@ -11,6 +11,8 @@ is next to the line already, and it barely moves.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from neurok_ros.articulation.articulation import Articulation, Joint
@@ -91,8 +93,7 @@ def slab_end(joint: Joint, child: np.ndarray, parent_vertices: np.ndarray, paren
     across = point - joint.origin - axis * ((point - joint.origin) @ axis)
     if np.linalg.norm(across) <= 0.5 * thickness:
         return joint
-    return Joint(joint.name, joint.type, joint.axis, joint.origin + across, joint.lower, joint.upper,
-                 joint.parent, joint.child, joint.confidence)
+    return replace(joint, origin=joint.origin + across)
 
 
 def place_pivots(vertices: np.ndarray, faces: np.ndarray, articulation: Articulation, gap: float,

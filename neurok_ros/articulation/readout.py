@@ -38,7 +38,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -549,9 +549,7 @@ def snap_axis(joint: Joint, vertices: np.ndarray, labels: np.ndarray, degrees: f
         cosines = np.abs(candidates @ joint.axis)
         best = int(np.argmax(cosines))
         if np.degrees(np.arccos(np.clip(cosines[best], -1, 1))) <= within:
-            axis = candidates[best] * np.sign(candidates[best] @ joint.axis)
-            return Joint(joint.name, joint.type, axis, joint.origin, joint.lower, joint.upper, joint.parent,
-                         joint.child, joint.confidence)
+            return replace(joint, axis=candidates[best] * np.sign(candidates[best] @ joint.axis))
     return joint
 
 

@@ -129,3 +129,52 @@ def test_two_doors_stacked_on_one_hinge_line_stay_two_and_hang_from_the_body():
     hinge = JointVote("revolute", np.array([0.0, 0.0, 1.0]), np.array([-0.4, -0.32, 0.0]), 1.0)
     for child in (1, 2):
         assert touching_parent(child, labels, points, hinge, 0.02) == 0
+
+
+def drawer_votes(rng: np.random.Generator):
+    """A carcass (piece 0), a drawer's front and bottom (1, 2) voted still (probability of "none"
+    0.6) and its handle (3) voted to slide along -y: samples, votes and pieces for piece_parts."""
+    pieces = [box_points((-0.5, -0.3, -0.5), (0.5, 0.3, 0.5), 300, rng),
+              box_points((-0.45, -0.34, -0.2), (0.45, -0.32, 0.2), 100, rng),
+              box_points((-0.45, -0.32, -0.2), (0.45, 0.28, -0.19), 100, rng),
+              box_points((-0.1, -0.37, -0.02), (0.1, -0.34, 0.02), 20, rng)]
+    points = np.concatenate(pieces)
+    piece = np.concatenate([np.full(len(p), i) for i, p in enumerate(pieces)])
+    probabilities = np.where((piece == 3)[:, None], [0.2, 0.1, 0.7], [0.6, 0.1, 0.3])
+    probabilities[piece == 0] = [0.9, 0.05, 0.05]
+    axes = np.tile([0.0, -1.0, 0.0], (len(points), 1))
+    return points, probabilities, axes, np.zeros_like(points), piece
+
+
+def test_a_drawer_glued_together_but_clear_of_its_carcass_slides_whole():
+    from neurok_ros.articulation.head_readout import piece_parts
+
+    points, probabilities, axes, offsets, piece = drawer_votes(np.random.default_rng(2))
+    touching = np.ones((4, 4), dtype=bool)
+    glued = np.eye(4, dtype=bool)
+    glued[1, 2] = glued[2, 1] = glued[1, 3] = glued[3, 1] = True  # front, bottom and handle; a gap to the carcass
+    labels, votes = piece_parts(points, probabilities, axes, offsets, piece, touching, glued)
+    assert len(votes) == 1 and votes[0].type == "prismatic" and abs(votes[0].axis[1]) > 0.999
+    assert (labels[piece > 0] == 1).all() and (labels[piece == 0] == 0).all()
+    glued[0, 2] = glued[2, 0] = True  # the bottom glued to the carcass: the votes decide again
+    labels, _ = piece_parts(points, probabilities, axes, offsets, piece, touching, glued)
+    assert (labels[piece == 3] == 1).all() and (labels[piece < 3] == 0).all()
+
+
+def test_gap_probes_find_a_small_piece_glued_on_by_its_corners():
+    from neurok_ros.articulation.head_readout import piece_gaps
+    from neurok_ros.articulation.readout import gap_probes
+
+    # a plate (piece 0) and a 2 cm cube (piece 1) sitting on it; the cube's one sample is on its top
+    plate = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]], dtype=np.float64)
+    cube = np.array([[x, y, z] for z in (0.0, 0.02) for y in (0.5, 0.52) for x in (0.5, 0.52)])
+    vertices = np.concatenate([plate, cube])
+    quads = [(0, 1, 3, 2), (4, 5, 7, 6), (0, 1, 5, 4), (2, 3, 7, 6), (0, 2, 6, 4), (1, 3, 7, 5)]
+    cube_faces = np.array([t for a, b, c, d in quads for t in ((a, b, c), (a, c, d))]) + 4
+    faces = np.concatenate([np.array([[0, 1, 2], [0, 2, 3]]), cube_faces])
+    face_pieces = np.array([0, 0] + [1] * len(cube_faces))
+    vertex_pieces = np.array([0] * 4 + [1] * 8)
+    rest, pieces = np.array([[0.2, 0.8, 0.0], [0.51, 0.51, 0.02]]), np.array([0, 1])
+    assert not piece_gaps(vertices, faces, face_pieces, rest, pieces)[0, 1] < 1e-4  # the samples miss
+    probes, probe_pieces = gap_probes(vertices, vertex_pieces, rest, pieces)
+    assert piece_gaps(vertices, faces, face_pieces, probes, probe_pieces)[0, 1] < 1e-4

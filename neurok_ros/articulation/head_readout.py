@@ -81,6 +81,22 @@ def piece_gaps(vertices: np.ndarray, faces: np.ndarray, face_pieces: np.ndarray,
     return gaps
 
 
+def loose_assemblies(pieces: np.ndarray, glued: np.ndarray, still: list[int], moving: list[int]) -> list[list[int]]:
+    """The glued assemblies (pieces linked by `glued` (P, P) bool; pieces (N,) the samples' ids) that
+    hold a moving piece and are not glued to the base's largest still piece, as lists of piece ids.
+    Such an assembly touches the rest only across a clearance: one rigid body, a drawer whose panels
+    the votes call still while its handle slides."""
+    from scipy.sparse.csgraph import connected_components
+
+    if not still or not moving:
+        return []
+    _, component = connected_components(glued, directed=False)
+    counts = np.bincount(pieces, minlength=len(glued))
+    anchor = component[max(still, key=lambda p: counts[p])]
+    return [[int(p) for p in np.flatnonzero(component == c) if counts[p] > 0]
+            for c in sorted(set(component[moving]) - {anchor})]
+
+
 def piece_parts(points: np.ndarray, probabilities: np.ndarray, axes: np.ndarray, offsets: np.ndarray,
                 pieces: np.ndarray, touching: np.ndarray, glued: np.ndarray, hinged: np.ndarray | None = None,
                 angle: float = 20.0, line_gap: float = 0.06) -> tuple[np.ndarray, list[JointVote]]:
@@ -106,6 +122,7 @@ def piece_parts(points: np.ndarray, probabilities: np.ndarray, axes: np.ndarray,
         votes_of[int(piece)] = JointVote(TYPES[kind], axis, origin if kind == 1 else points[own].mean(0),
                                          float(1.0 - mean[0]))
     moving = sorted(votes_of)
+    voted = set(moving)
     still = [int(p) for p in ids if int(p) not in votes_of]
     group = {p: p for p in moving}
 
@@ -126,6 +143,22 @@ def piece_parts(points: np.ndarray, probabilities: np.ndarray, axes: np.ndarray,
             contact = glued[a, b] if votes_of[a].type == "prismatic" else hinged[a, b]
             if contact and same_joint(votes_of[a], votes_of[b]):
                 group[find(b)] = find(a)
+    counts = np.bincount(pieces, minlength=len(glued))
+    for assembly in loose_assemblies(pieces, glued, still, moving):
+        held = {}
+        for p in assembly:
+            if p in votes_of:
+                held[find(p)] = held.get(find(p), 0) + counts[p]
+        host = max(held, key=held.get)
+        for root in held:
+            if root != host and same_joint(votes_of[host], votes_of[root], lines=votes_of[host].type == "revolute"):
+                group[root] = host
+        for p in assembly:
+            if p not in votes_of:
+                votes_of[p], group[p] = votes_of[host], host
+                moving.append(p)
+                still.remove(p)
+    moving.sort()
     sizes = {p: int((pieces == p).sum()) for p in moving}
     for a in moving:
         if a != find(a):
@@ -144,13 +177,13 @@ def piece_parts(points: np.ndarray, probabilities: np.ndarray, axes: np.ndarray,
     votes: list[JointVote] = []
     for root in sorted({find(p) for p in moving}):
         members = [p for p in moving if find(p) == root]
-        own = np.isin(pieces, members)
+        own = np.isin(pieces, [p for p in members if p in voted])  # carried pieces cast no vote
         weights = np.array([votes_of[int(p)].confidence for p in pieces[own]])  # in the samples' order
         kind = votes_of[root].type
         signs = np.sign(axes[own] @ votes_of[root].axis)[:, None]
         axis, origin = refit(axes[own] * signs * weights[:, None], (points + offsets)[own])
         if kind == "prismatic":
             origin = points[own].mean(0)
-        labels[own] = len(votes) + 1
+        labels[np.isin(pieces, members)] = len(votes) + 1
         votes.append(JointVote(kind, axis, origin, float(weights.mean())))
     return labels, votes

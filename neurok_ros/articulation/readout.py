@@ -222,7 +222,8 @@ def head_tree(instance, head, normalised: np.ndarray, faces: np.ndarray, evidenc
         probabilities = torch.softmax(out.logits[0], -1).double().cpu().numpy()
         axes, offsets = out.axis[0].double().cpu().numpy(), out.offset[0].double().cpu().numpy()
     pieces = evidence.pieces[faces[evidence.samples.face_ids, 0]]
-    gaps = piece_gaps(normalised, faces, evidence.pieces[faces[:, 0]], evidence.rest, pieces)
+    probes, probe_pieces = gap_probes(normalised, evidence.pieces, evidence.rest, pieces)
+    gaps = piece_gaps(normalised, faces, evidence.pieces[faces[:, 0]], probes, probe_pieces)
     sample_groups, votes = piece_parts(evidence.rest, probabilities, axes, offsets, pieces,
                                        gaps < config.adjacency, gaps < config.glued, gaps < config.hinge_contact)
     labels = vertex_parts(normalised, faces, evidence, sample_groups, config.piece_majority)
@@ -240,6 +241,17 @@ def head_tree(instance, head, normalised: np.ndarray, faces: np.ndarray, evidenc
         fits[child] = vote_fit(vote, *relative_motion(R, t, parents[child], child), points_of[child],
                                config.tolerance)
     return renumber(labels, without_cycles(parents, 0), fits, 0)
+
+
+def gap_probes(normalised: np.ndarray, vertex_pieces: np.ndarray, rest: np.ndarray, pieces: np.ndarray,
+               few: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    """Points (M', 3) and their pieces (M',) to measure the gaps between welded pieces from: the
+    surface samples rest (M, 3) with pieces (M,), and the vertices (normalised (n, 3), vertex_pieces
+    (n,)) of every piece with fewer than `few` samples. A handle's few samples may all miss the face
+    it is glued on; its corners do not."""
+    counts = np.bincount(pieces, minlength=int(vertex_pieces.max()) + 1)
+    small = counts[vertex_pieces] < few
+    return np.concatenate([rest, normalised[small]]), np.concatenate([pieces, vertex_pieces[small]])
 
 
 def merge_agreeing(labels: np.ndarray, votes: list, normalised: np.ndarray, gap: float,
@@ -529,8 +541,9 @@ class Panels(NamedTuple):
 def snap_axis(joint: Joint, vertices: np.ndarray, labels: np.ndarray, degrees: float,
               panels: Panels | None = None) -> Joint:
     """The joint with its axis snapped to the nearest panel direction of the child, the parent or the
-    whole object when one lies within panels.degrees (and `degrees`), else to the nearest principal
-    direction of those within `degrees`; the origin stays on the axis line nearest the old one."""
+    whole object when one lies within panels.degrees (and `degrees`; a slide: within `degrees`, as
+    slides run along flat sides), else to the nearest principal direction of those within
+    `degrees`; the origin stays on the axis line nearest the old one."""
     tiers = []
     if panels is not None:
         from neurok_ros.articulation.urdf import face_labels
@@ -539,7 +552,8 @@ def snap_axis(joint: Joint, vertices: np.ndarray, labels: np.ndarray, degrees: f
         per_face = face_labels(panels.faces, labels)
         tiers.append((np.concatenate([planar_directions(vertices, panels.faces[per_face == joint.child]),
                                       planar_directions(vertices, panels.faces[per_face == joint.parent]),
-                                      panels.whole]), min(panels.degrees, degrees)))
+                                      panels.whole]),
+                      degrees if joint.type == "prismatic" else min(panels.degrees, degrees)))
     tiers.append((np.concatenate([principal_directions(vertices[labels == joint.child]),
                                   principal_directions(vertices[labels == joint.parent]),
                                   principal_directions(vertices)]), degrees))

@@ -142,3 +142,20 @@ def test_bad_meshes_give_one_line_and_exit_2(tmp_path, capsys, content, reason):
     assert main(["articulate", str(path), "--json"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and err.startswith("neurok articulate: error:") and reason in err
+
+
+def test_a_door_hung_from_the_door_above_it_on_one_hinge_line_hangs_from_the_body():
+    from neurok_ros.articulation.articulation import Joint
+    from neurok_ros.articulation.readout import off_one_line
+
+    up = np.array([0.0, 0.0, 1.0])
+    upper = Joint("joint_1", "revolute", up, np.array([-0.4, -0.3, 1.2]), -3.1, 0.0, 0, 1, 0.9)
+    lower = Joint("joint_2", "revolute", up, np.array([-0.41, -0.3, 0.5]), -3.1, 0.0, 1, 2, 0.8)
+    shade = Joint("joint_3", "revolute", up, np.array([-0.1, -0.3, 0.5]), -1.0, 1.0, 2, 3, 0.8)  # a parallel line
+    slide = Joint("joint_4", "prismatic", up, np.array([-0.41, -0.3, 0.5]), 0.0, 0.2, 2, 4, 0.8)
+    areas = np.array([4.0, 1.0, 1.2, 0.3, 0.1])  # body, two doors, a shade, a slide
+    joints = off_one_line([upper, lower, shade, slide], areas, 10.0, 0.05)
+    assert [j.parent for j in joints] == [0, 0, 2, 2]
+    assert [(j.name, j.child) for j in joints] == [("joint_1", 1), ("joint_2", 2), ("joint_3", 3), ("joint_4", 4)]
+    knuckle = np.array([4.0, 0.2, 1.2, 0.3, 0.1])  # a small knuckle (part 1) carrying an arm on its line
+    assert [j.parent for j in off_one_line([upper, lower], knuckle, 10.0, 0.05)] == [0, 1]

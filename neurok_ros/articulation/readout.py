@@ -18,7 +18,10 @@
    With an articulation head and a mesh of several welded pieces, the head's per-point votes pooled
    over the pieces give parts and joints (head_tree, the limits from the learned motions), and each
    part that steps 2-4 find but the head leaves on its base joins them with its joint (`joined`: a
-   drawer the head calls still).
+   drawer the head calls still). The head's pieces pool per glued assembly where one touches the
+   rest only across a clearance (head_readout.loose_assemblies: a drawer's panels move together).
+   A hinge on its parent's hinge line hangs from the grandparent when the parent is about as large
+   (off_one_line: two stacked fridge doors both hang from the body).
 5. Knobs: a small solid of revolution mounted along its axis on a broader surface turns about that
    axis (knob_joints: an oven's knobs, which both readouts leave still, a dial read across).
 6. Lever handles: a round rosette flat on a broader surface, with an arm that leaves it, becomes a
@@ -156,6 +159,9 @@ def read_articulation(instance, config: ReadoutConfig = ReadoutConfig(), head="a
     articulation = Articulation(labels, joints, kind)
     if joints and config.pivot_gap > 0:
         place_pivots(V, F, articulation, config.pivot_gap / instance.transform.scale, config.seed)
+    if joints:
+        articulation.joints = off_one_line(articulation.joints, part_areas(V, F, articulation.labels),
+                                           config.snap_degrees, config.same_line / instance.transform.scale)
     if kind != "cloth" and config.knobs:
         labels, joints = knob_joints(V, F, evidence.pieces, articulation.labels, articulation.joints)
         articulation = Articulation(labels, joints, "articulated" if joints else kind)
@@ -173,6 +179,39 @@ def read_articulation(instance, config: ReadoutConfig = ReadoutConfig(), head="a
         contact_limits(V, F, articulation, config.seed)
     articulation.seconds = time.perf_counter() - started
     return articulation
+
+
+def off_one_line(joints: list[Joint], areas: np.ndarray, degrees: float, gap: float,
+                 comparable: float = 1 / 3) -> list[Joint]:
+    """The joints with every hinge that turns about the same line as its parent's hinge (axes within
+    `degrees`, its origin within `gap`, mesh units, of the parent's line) hung from the grandparent,
+    when the parent is a part of comparable size (areas (P,) per part label: at least `comparable`
+    times the child's): two doors stacked on one hinge line both hang from the cabinet, and a push
+    on one leaves the other where it is; a lamp's arm stays on the small knuckle it turns on. On one
+    line the two hinges reach the same poses either way."""
+    from neurok_ros.articulation.head_readout import line_distances
+
+    of_child = {j.child: j for j in joints}
+    out = []
+    for joint in joints:
+        above = of_child.get(joint.parent)
+        while (above is not None and joint.type == above.type == "revolute"
+               and areas[above.child] >= comparable * areas[joint.child]
+               and abs(joint.axis @ above.axis) >= np.cos(np.radians(degrees))
+               and line_distances(joint.origin[None], above.origin, above.axis)[0] <= gap):
+            joint = replace(joint, parent=above.parent)
+            above = of_child.get(joint.parent)
+        out.append(joint)
+    return out
+
+
+def part_areas(vertices: np.ndarray, faces: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """(P,) surface area of each part label (mesh units squared), each face counted for its part."""
+    from neurok_ros.articulation.urdf import face_labels
+    from neurok_ros.geometry.mesh_cleaning import face_double_areas
+
+    return np.bincount(face_labels(faces, labels), weights=face_double_areas(vertices, faces) / 2,
+                       minlength=int(labels.max()) + 1)
 
 
 def mesh_joints(vertices: np.ndarray, transform, labels: np.ndarray, parents: dict, fits: dict,

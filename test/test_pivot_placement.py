@@ -64,3 +64,19 @@ def test_a_blade_turning_in_its_own_plane_is_no_slab():
     blade, _ = P.box((0.3, 0.05, 0.01), (0.44, 0.0, 0.805))  # flat on the carcass's top, over its edge
     joint = Joint("blade", "revolute", (0.0, 0.0, 1.0), (0.5, 0.0, 0.805), -1.0, 1.0, 0, 1, 0.6)
     assert slab_end(joint, blade, *CARCASS, diagonal=1.12) is None  # scissors turn about their screw
+
+
+def test_a_flap_read_about_the_edge_across_its_hinge_turns_onto_the_strip_it_touches():
+    # an open box 0.6 x 0.4 x 0.3 m and a 0.6 x 0.2 m flap standing up on its back wall's top edge
+    box = P.box((0.6, 0.4, 0.3), (0.0, 0.0, 0.15), max_edge=0.1)
+    flap = P.box((0.6, 0.01, 0.2), (0.0, 0.195, 0.4), max_edge=0.05)
+    vertices, faces = P.merge(box, flap)
+    labels = (np.arange(len(vertices)) >= len(box[0])).astype(np.int64)
+    across = Joint("flap", "revolute", (0.0, 0.0, 1.0), (0.0, 0.195, 0.4), -1.5, 1.5, 0, 1, 0.6)
+    joint = place_pivots(vertices, faces, Articulation(labels, [across]), gap=0.01).joints[0]
+    assert abs(joint.axis[0]) > 0.999, joint.axis  # along the wall's top edge
+    assert through(joint, np.array([0.0, 0.195, 0.3])) < 0.011, joint.origin
+    assert (joint.lower, joint.upper, joint.parent, joint.child) == (-1.5, 1.5, 0, 1)
+    along = Joint("flap", "revolute", (1.0, 0.0, 0.0), (0.0, 0.195, 0.3), -1.5, 1.5, 0, 1, 0.6)
+    kept = place_pivots(vertices, faces, Articulation(labels, [along]), gap=0.01).joints[0]
+    assert abs(kept.axis[0]) > 0.999 and through(kept, np.array([0.0, 0.195, 0.3])) < 0.011

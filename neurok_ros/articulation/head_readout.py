@@ -106,7 +106,9 @@ def piece_parts(points: np.ndarray, probabilities: np.ndarray, axes: np.ndarray,
     two, its axis the principal direction of its samples' axes, its line point their mean point +
     offset. Moving pieces in contact (`hinged` (P, P) bool, default `touching`) that vote for one
     hinge (axes within `angle`, lines within `line_gap`) are one part, and so are glued pieces that
-    vote for one slide (a drawer's panels; two drawers or sashes that only touch stay apart). A
+    vote for one slide (a drawer's panels; two drawers or sashes that only touch stay apart). In a
+    glued assembly clear of the base (loose_assemblies) the still pieces join its largest moving
+    group, and so do the groups that vote for its joint; carried pieces do not vote for the axis. A
     smaller part that touches one moving part only, and no still piece, moves with it when their
     types and axes agree, whatever its line votes: a door's handle. Returns labels (N,) int64 (0 the
     base, g the g-th vote's child part) and one JointVote per child part."""

@@ -8,6 +8,9 @@ samples within `gap` of the parent's surface are its contact with the parent; se
 its direction. A joint whose child does not touch its parent keeps its line. Where the contact is
 the whole cross-section (a door flush in its frame, a knob on its disc) the nearest contact sample
 is next to the line already, and it barely moves.
+
+First, a slab child that touches its parent along a narrow strip at more than STRIP_TURN from its
+axis turns onto that strip (strip_hinge): a box's flap read about the edge across its hinge.
 """
 from __future__ import annotations
 
@@ -22,6 +25,8 @@ SLAB_RATIO = 0.3
 SLAB_TILT = 20.0  # degrees
 REACH = 0.03  # of the bounding-box diagonal
 MARGIN = 0.015  # of the bounding-box diagonal
+STRIP_RATIO = 10.0  # a contact this many times longer than wide is a strip
+STRIP_TURN = 30.0  # degrees: a hinge further than this from its strip turns onto it
 
 
 def contact_samples(vertices: np.ndarray, faces: np.ndarray, per_face: np.ndarray, child: int, parent: int,
@@ -51,6 +56,33 @@ def placed(joint: Joint, contact: np.ndarray) -> Joint:
     nearest = across[int(np.argmin(np.linalg.norm(across, axis=1)))]
     return Joint(joint.name, joint.type, joint.axis, joint.origin + nearest, joint.lower, joint.upper,
                  joint.parent, joint.child, joint.confidence)
+
+
+def strip_hinge(joint: Joint, child: np.ndarray, contact: np.ndarray) -> Joint | None:
+    """The revolute joint turned onto the strip along which its slab child touches its parent, or
+    None where the rule does not apply: a flap read about the edge across its hinge. child (k, 3)
+    the child's vertices, contact (M, 3) its contact samples. The strip is at least STRIP_RATIO times
+    as long as it is wide, lies in the slab's plane (within SLAB_TILT) and is more than STRIP_TURN
+    from the axis; the axis becomes the child's principal direction along the strip (the edge of a
+    flap), the line goes through the strip's middle. A closed door touching its frame all round, or
+    a lid whose hinge is right already, keeps its joint."""
+    from neurok_ros.articulation.head_readout import principal_directions
+
+    if joint.type != "revolute" or len(child) < 3 or len(contact) < 3:
+        return None
+    directions = principal_directions(child)
+    extents = np.ptp((child - child.mean(0)) @ directions.T, axis=0)
+    if extents[2] >= SLAB_RATIO * extents[1]:
+        return None
+    centre = contact.mean(axis=0)
+    strip = principal_directions(contact)
+    length, width = np.ptp((contact - centre) @ strip[:2].T, axis=0)
+    along = strip[0]
+    if (width * STRIP_RATIO > length or abs(along @ directions[2]) > np.sin(np.radians(SLAB_TILT))
+            or abs(along @ joint.axis) >= np.cos(np.radians(STRIP_TURN))):
+        return None
+    edge = directions[int(np.argmax(np.abs(directions[:2] @ along)))]
+    return replace(joint, axis=edge * np.sign(edge @ joint.axis or 1.0), origin=centre)
 
 
 def slab_end(joint: Joint, child: np.ndarray, parent_vertices: np.ndarray, parent_faces: np.ndarray,
@@ -113,9 +145,13 @@ def place_pivots(vertices: np.ndarray, faces: np.ndarray, articulation: Articula
     for joint in articulation.joints:
         if joint.type == "revolute":
             child = vertices[np.unique(faces[per_face == joint.child])]
+            contact = contact_samples(vertices, faces, per_face, joint.child, joint.parent, gap, rng)
+            on_strip = strip_hinge(joint, child, contact)
+            if on_strip is not None:
+                joints.append(on_strip)
+                continue
             on_end = slab_end(joint, child, vertices, faces[per_face == joint.parent], diagonal)
-            joint = on_end if on_end is not None else placed(
-                joint, contact_samples(vertices, faces, per_face, joint.child, joint.parent, gap, rng))
+            joint = on_end if on_end is not None else placed(joint, contact)
         joints.append(joint)
     articulation.joints = joints
     return articulation

@@ -81,8 +81,8 @@ def piece_gaps(vertices: np.ndarray, faces: np.ndarray, face_pieces: np.ndarray,
     return gaps
 
 
-def loose_assemblies(pieces: np.ndarray, glued: np.ndarray, still: list[int], moving: list[int]) -> list[list[int]]:
-    """The glued assemblies (pieces linked by `glued` (P, P) bool; pieces (N,) the samples' ids) that
+def loose_assemblies(counts: np.ndarray, glued: np.ndarray, still: list[int], moving: list[int]) -> list[list[int]]:
+    """The glued assemblies (pieces linked by `glued` (P, P) bool; counts (P,) samples per piece) that
     hold a moving piece and are not glued to the base's largest still piece, as lists of piece ids.
     Such an assembly touches the rest only across a clearance: one rigid body, a drawer whose panels
     the votes call still while its handle slides."""
@@ -91,7 +91,6 @@ def loose_assemblies(pieces: np.ndarray, glued: np.ndarray, still: list[int], mo
     if not still or not moving:
         return []
     _, component = connected_components(glued, directed=False)
-    counts = np.bincount(pieces, minlength=len(glued))
     anchor = component[max(still, key=lambda p: counts[p])]
     return [[int(p) for p in np.flatnonzero(component == c) if counts[p] > 0]
             for c in sorted(set(component[moving]) - {anchor})]
@@ -145,8 +144,8 @@ def piece_parts(points: np.ndarray, probabilities: np.ndarray, axes: np.ndarray,
             contact = glued[a, b] if votes_of[a].type == "prismatic" else hinged[a, b]
             if contact and same_joint(votes_of[a], votes_of[b]):
                 group[find(b)] = find(a)
-    counts = np.bincount(pieces, minlength=len(glued))
-    for assembly in loose_assemblies(pieces, glued, still, moving):
+    counts = np.bincount(pieces, minlength=len(glued))  # samples per piece
+    for assembly in loose_assemblies(counts, glued, still, moving):
         held = {}
         for p in assembly:
             if p in votes_of:
@@ -161,7 +160,6 @@ def piece_parts(points: np.ndarray, probabilities: np.ndarray, axes: np.ndarray,
                 moving.append(p)
                 still.remove(p)
     moving.sort()
-    sizes = {p: int((pieces == p).sum()) for p in moving}
     for a in moving:
         if a != find(a):
             continue
@@ -172,8 +170,8 @@ def piece_parts(points: np.ndarray, probabilities: np.ndarray, axes: np.ndarray,
         if len(hosts) != 1:
             continue
         host = hosts.pop()
-        host_size = sum(sizes[p] for p in moving if find(p) == host)
-        if sum(sizes[p] for p in members) < 0.5 * host_size and same_joint(votes_of[a], votes_of[host], lines=False):
+        host_size = sum(counts[p] for p in moving if find(p) == host)
+        if sum(counts[p] for p in members) < 0.5 * host_size and same_joint(votes_of[a], votes_of[host], lines=False):
             group[a] = host
     labels = np.zeros(len(points), dtype=np.int64)
     votes: list[JointVote] = []

@@ -82,7 +82,7 @@ def strip_hinge(joint: Joint, child: np.ndarray, contact: np.ndarray) -> Joint |
             or abs(along @ joint.axis) >= np.cos(np.radians(STRIP_TURN))):
         return None
     edge = directions[int(np.argmax(np.abs(directions[:2] @ along)))]
-    return replace(joint, axis=edge * np.sign(edge @ joint.axis or 1.0), origin=centre)
+    return replace(joint, axis=edge if edge @ joint.axis >= 0 else -edge, origin=centre)
 
 
 def slab_end(joint: Joint, child: np.ndarray, parent_vertices: np.ndarray, parent_faces: np.ndarray,

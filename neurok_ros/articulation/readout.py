@@ -26,16 +26,19 @@
    axis (knob_joints: an oven's knobs, which both readouts leave still, a dial read across).
 6. Lever handles: a round rosette flat on a broader surface, with an arm that leaves it, becomes a
    part of that surface's part turning about the rosette's axis (lever_handles: a door's levers).
-7. Swivel mounts: a squat round piece of the base that a moving part is mounted on, across its
+7. Handled parts: a box or a slab a pull handle is mounted on, that no moving part holds, slides
+   out along the handle's face normal (a drawer) or swings about the face's far edge (a door)
+   (handled_parts: LIBERO's drawers, which sit on their shelves with no clearance).
+8. Swivel mounts: a squat round piece of the base that a moving part is mounted on, across its
    axis, turns with that part about its own axis (swivel_mounts: a faucet's cartridge cap).
-8. Hubs: a revolute part whose contact with its parent a squat round piece of it bears (a lever's
+9. Hubs: a revolute part whose contact with its parent a squat round piece of it bears (a lever's
    hub, a cap, a knuckle, a dial) turns about that piece's axis (hub_axes).
-9. Slide guides: a slide that runs into the rest of the object at once, both ways, turns along
+10. Slide guides: a slide that runs into the rest of the object at once, both ways, turns along
    the nearest free principal direction, or the one its guide bounds both ways (slide_guides: a
    sash read sideways slides up its track).
-10. Contact limits: where the moving part first runs into the rest of the object, its limit that
+11. Contact limits: where the moving part first runs into the rest of the object, its limit that
    way is set there (contact_limits: a lid stops on its base, a drawer at the cabinet's back).
-11. Kind: one open thin sheet is "cloth" and gets no joints (it folds anywhere); otherwise
+12. Kind: one open thin sheet is "cloth" and gets no joints (it folds anywhere); otherwise
    "articulated" with joints, "cloth" for a thin sheet without, "soft" for the rest.
 """
 from __future__ import annotations
@@ -48,6 +51,7 @@ import numpy as np
 
 from neurok_ros.articulation.articulation import Articulation, Joint
 from neurok_ros.articulation.contact_limits import contact_limits
+from neurok_ros.articulation.handled_parts import handled_parts
 from neurok_ros.articulation.head_readout import principal_directions
 from neurok_ros.articulation.hub_axes import hub_axes
 from neurok_ros.articulation.joint_fit import JointFit, fit_joint
@@ -79,7 +83,8 @@ class ReadoutConfig:
     (a screen in its lid; two doors stacked on one hinge line a few millimetres apart stay two);
     thin_sheet: smallest / largest principal extent of a cloth; knobs: read small solids of
     revolution mounted along their axis as knobs (knob_joints); levers: make a round rosette with an
-    arm that leaves it a handle part of the surface it sits on (lever_handles); swivels: turn the round
+    arm that leaves it a handle part of the surface it sits on (lever_handles); handles: make a box or slab
+    a pull handle is mounted on a drawer or a door (handled_parts); swivels: turn the round
     piece of the base that a moving part is mounted on with it (swivel_mounts); hubs: turn revolute
     parts about the round piece that bears their contact (hub_axes); guides: turn a slide that runs
     into the rest of the object at once along the way its guide lets it (slide_guides); panel_degrees:
@@ -106,6 +111,7 @@ class ReadoutConfig:
     thin_sheet: float = 0.03
     knobs: bool = True
     levers: bool = True
+    handles: bool = True
     swivels: bool = True
     hubs: bool = True
     guides: bool = True
@@ -167,6 +173,9 @@ def read_articulation(instance, config: ReadoutConfig = ReadoutConfig(), head="a
         articulation = Articulation(labels, joints, "articulated" if joints else kind)
     if kind != "cloth" and config.levers:
         labels, joints = lever_handles(V, F, evidence.pieces, articulation.labels, articulation.joints)
+        articulation = Articulation(labels, joints, "articulated" if joints else articulation.kind)
+    if kind != "cloth" and config.handles:
+        labels, joints = handled_parts(V, F, evidence.pieces, articulation.labels, articulation.joints)
         articulation = Articulation(labels, joints, "articulated" if joints else articulation.kind)
     if articulation.joints and config.swivels:
         articulation = Articulation(*swivel_mounts(V, F, evidence.pieces, articulation.labels, articulation.joints),

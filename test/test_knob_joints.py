@@ -57,3 +57,22 @@ def test_revolution_axis_of_a_lathe_is_its_axis():
     axis, centre, radius = revolution_axis(V, F, 0.04)
     assert angle(axis, np.array([0.0, 1.0, 0.0])) < 1e-6 and radius == pytest.approx(0.5)
     assert revolution_axis(*P.box((1.0, 0.6, 0.3)), 0.04) is None
+
+
+def test_wheels_touching_at_their_rims_turn_about_their_axles():
+    body = P.box((0.4, 0.3, 0.2), (0.0, 0.0, 0.15))  # its underside at z = 0.05
+    wheels = [P.cylinder(0.025, 0.04, 20, (1, 0, 0), (x, y, 0.025)) for x in (-0.15, 0.15) for y in (-0.1, 0.1)]
+    vertices, (labels, joints) = read(body, *wheels)
+    assert len(joints) == 4 and all(j.type == "revolute" and j.parent == 0 for j in joints)
+    assert all(angle(j.axis, np.array([1.0, 0.0, 0.0])) < 1.0 for j in joints)
+    centres = sorted(tuple(np.round(j.origin[1:], 3)) for j in joints)
+    assert centres == sorted((y, 0.025) for _ in (0, 1) for y in (-0.1, 0.1))
+    assert len(np.unique(labels[len(body[0]):])) == 4 and not labels[:len(body[0])].any()
+
+
+def test_one_wheel_or_two_coaxial_discs_are_no_wheel_set():
+    body = P.box((0.4, 0.3, 0.2), (0.0, 0.0, 0.15))
+    wheel = P.cylinder(0.025, 0.04, 20, (1, 0, 0), (0.15, 0.1, 0.025))
+    assert read(body, wheel)[1][1] == []
+    discs = [P.cylinder(0.03, 0.01, 20, (0, 0, 1), (0.0, 0.0, z)) for z in (0.045, 0.255)]
+    assert read(body, *discs)[1][1] == []

@@ -20,8 +20,14 @@ line, has no axis and is left alone). Such a piece is a **knob** when
 
 A knob on the base becomes a part of its own with a revolute joint about its axis through its
 centroid, limits ±π; the smaller pieces that touch only the knob (its pointer fin) go with it. (A
-dial that a readout found but turns about another axis is set right by hub_axes.) Input and output
-in the mesh frame and units.
+dial that a readout found but turns about another axis is set right by hub_axes.)
+
+**Wheels come in sets.** A small solid of revolution that has a twin (another of the same radius
+and length within `same`, its axis parallel but not on the same line: wheel_sets) turns about its
+axis however it touches the rest (a robot's wheel hung by its rim under a leg, a car's wheel on a
+narrower steering knuckle), unless a moving part holds it whole (`whole` of its vertices); the
+whole piece becomes the part, also where a readout cut it. A column, a deck plate or a cap comes
+alone, and two washers on one pin share a line. Input and output in the mesh frame and units.
 """
 from __future__ import annotations
 
@@ -80,7 +86,7 @@ def one_side(heights: np.ndarray, middle: float) -> bool:
 def knob_joints(vertices: np.ndarray, faces: np.ndarray, pieces: np.ndarray, labels: np.ndarray,
                 joints: list[Joint], size: float = 0.25, gap: float = 0.01, mount: float = 0.7,
                 tolerance: float = 0.04, contact_share: float = 0.1,
-                broader: float = 1.5) -> tuple[np.ndarray, list[Joint]]:
+                broader: float = 1.5, same: float = 0.03, whole: float = 0.85) -> tuple[np.ndarray, list[Joint]]:
     """labels (n,) and joints with the knobs added (module docstring); vertices
     (n, 3), faces (m, 3), pieces (n,) the welded piece of each vertex."""
     vertices = np.asarray(vertices, dtype=np.float64)
@@ -90,37 +96,74 @@ def knob_joints(vertices: np.ndarray, faces: np.ndarray, pieces: np.ndarray, lab
     face_pieces = pieces[faces[:, 0]]
     areas = face_double_areas(vertices, faces)
     labels, joints = labels.copy(), list(joints)
+    rounds = {}
     for piece in np.unique(face_pieces):
         own_faces = faces[face_pieces == piece]
-        own = vertices[np.unique(own_faces)]
-        part = int(np.bincount(labels[np.unique(own_faces)]).argmax())
-        if np.ptp(own, axis=0).max() > size * diagonal:
-            continue
-        found = revolution_axis(vertices, own_faces, tolerance)
-        if found is None:
-            continue
-        axis, centre, radius = found
-        others = face_pieces != piece
-        hits = nearest_faces(own, vertices, faces[others], gap)
-        touched = np.unique(face_pieces[others][hits[hits >= 0]])
-        fins = [int(p) for p in touched if areas[face_pieces == p].sum() < areas[face_pieces == piece].sum()
-                and not (nearest_faces(vertices[np.unique(faces[face_pieces == p])], vertices,
-                                       faces[others & (face_pieces != p)], gap) >= 0).any()]
-        body = others & ~np.isin(face_pieces, fins)
-        touch = min(gap, contact_share * radius)
-        hits = nearest_faces(own, vertices, faces[body], touch) if body.any() else np.full(len(own), -1)
-        if not mounted(own, axis, centre, radius, own[hits >= 0], mount):
-            continue
-        partner = np.unique(faces[body & np.isin(face_pieces, face_pieces[body][hits[hits >= 0]])])
-        if line_distances(vertices[partner], centre, axis).max() < broader * radius:
-            continue  # what it touches is narrower than it: a deck plate under its column
-        knob, knob_faces = np.isin(pieces, [piece, *fins]), np.isin(face_pieces, [piece, *fins])
+        if np.ptp(vertices[np.unique(own_faces)], axis=0).max() <= size * diagonal:
+            found = revolution_axis(vertices, own_faces, tolerance)
+            if found is not None:
+                rounds[int(piece)] = found
+    wheels = wheel_sets(vertices, faces, face_pieces, rounds, same)
+    for piece, (axis, centre, radius) in rounds.items():
+        held = np.bincount(labels[pieces == piece])
+        part = int(held.argmax())
+        knob = knob_pieces(vertices, faces, face_pieces, areas, piece, axis, centre, radius, gap, mount,
+                           contact_share, broader)
+        knob_faces = np.isin(face_pieces, knob or [])
         base_faces = (labels[faces[:, 0]] == 0) & ~knob_faces
-        if part == 0 and areas[base_faces].sum() > 4 * areas[knob_faces].sum():
+        if knob is not None and part == 0 and areas[base_faces].sum() > 4 * areas[knob_faces].sum():
             child = int(labels.max()) + 1
-            labels[knob & (labels == 0)] = child
+            labels[np.isin(pieces, knob) & (labels == 0)] = child
+            joints.append(Joint(f"joint_{child}", "revolute", axis, centre, -np.pi, np.pi, 0, child, 0.5))
+        elif piece in wheels and (part == 0 or held.max() < whole * held.sum()):
+            child = int(labels.max()) + 1  # a wheel no moving part holds whole (one the readout cut)
+            labels[pieces == piece] = child
             joints.append(Joint(f"joint_{child}", "revolute", axis, centre, -np.pi, np.pi, 0, child, 0.5))
     return labels, joints
+
+
+def knob_pieces(vertices: np.ndarray, faces: np.ndarray, face_pieces: np.ndarray, areas: np.ndarray, piece: int,
+                axis: np.ndarray, centre: np.ndarray, radius: float, gap: float, mount: float,
+                contact_share: float, broader: float) -> list[int] | None:
+    """The pieces of a knob (the round `piece` and its pointer fins) when `piece` is mounted along its
+    axis on something broader than itself (module docstring; gap in mesh units), else None."""
+    own = vertices[np.unique(faces[face_pieces == piece])]
+    others = face_pieces != piece
+    hits = nearest_faces(own, vertices, faces[others], gap)
+    touched = np.unique(face_pieces[others][hits[hits >= 0]])
+    fins = [int(p) for p in touched if areas[face_pieces == p].sum() < areas[face_pieces == piece].sum()
+            and not (nearest_faces(vertices[np.unique(faces[face_pieces == p])], vertices,
+                                   faces[others & (face_pieces != p)], gap) >= 0).any()]
+    body = others & ~np.isin(face_pieces, fins)
+    touch = min(gap, contact_share * radius)
+    hits = nearest_faces(own, vertices, faces[body], touch) if body.any() else np.full(len(own), -1)
+    if not mounted(own, axis, centre, radius, own[hits >= 0], mount):
+        return None
+    partner = np.unique(faces[body & np.isin(face_pieces, face_pieces[body][hits[hits >= 0]])])
+    if line_distances(vertices[partner], centre, axis).max() < broader * radius:
+        return None  # what it touches is narrower than it: a deck plate under its column
+    return [int(piece), *fins]
+
+
+def wheel_sets(vertices: np.ndarray, faces: np.ndarray, face_pieces: np.ndarray, rounds: dict,
+               same: float, degrees: float = 5.0) -> set[int]:
+    """The round pieces ({piece: (axis, centre, radius)}) that have a twin: another of the same radius
+    and length along its axis (within `same` of them), the two axes parallel (within `degrees`) but
+    not one line. Wheels come in sets; a column, a deck plate or a cap comes alone."""
+    extent = {}
+    for piece, (axis, centre, radius) in rounds.items():
+        own = vertices[np.unique(faces[face_pieces == piece])]
+        extent[piece] = (radius, float(np.ptp((own - centre) @ axis)))
+    twins = set()
+    pieces = sorted(rounds)
+    for i, a in enumerate(pieces):
+        for b in pieces[i + 1:]:
+            (axis_a, centre_a, _), (axis_b, centre_b, _) = rounds[a], rounds[b]
+            alike = all(abs(x - y) <= same * max(x, y) for x, y in zip(extent[a], extent[b]))
+            parallel = abs(axis_a @ axis_b) >= np.cos(np.radians(degrees))
+            if alike and parallel and line_distances(centre_b[None], centre_a, axis_a)[0] > extent[a][0]:
+                twins.update((a, b))
+    return twins
 
 
 def nearest_faces(points: np.ndarray, vertices: np.ndarray, faces: np.ndarray, gap: float) -> np.ndarray:

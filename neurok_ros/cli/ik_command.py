@@ -58,7 +58,7 @@ def run(args) -> int:
     from neurok_ros.errors import NeurokInputError
     from neurok_ros.geometry.mesh_io import load_mesh, save_mesh
     from neurok_ros.geometry.metrics import metrics_in_frame
-    from neurok_ros.geometry.rigid_pieces import vertex_pieces
+    from neurok_ros.geometry.rigid_pieces import welded_pieces
     from neurok_ros.geometry.surface_sampling import sample_surface
     from neurok_ros.geometry.visibility import visible_samples
     from neurok_ros.kinematics.fit_ensemble import fit_ensemble
@@ -99,7 +99,7 @@ def run(args) -> int:
         save_mesh(args.out, fitted, F_s)
     scores = metrics_in_frame((fitted, F_s), (V_t, F_t), instance.transform, args.samples)
     spread = float(ensemble.spread.mean()) * instance.transform.scale if args.fits > 1 else None
-    rigid = int(vertex_pieces(F_s, len(V_s)).max()) + 1 if ik.rigid_pieces else 0  # -1s: one piece, 0
+    rigid = int(welded_pieces(V_s, F_s).max()) + 1 if ik.rigid_pieces else 0  # the pieces the fit moves
     summary = {**scores, "k": instance.k, "k_q": instance.k_q, "fits": args.fits, "spread": spread,
                "rigid_pieces": rigid, "joints": joints.joint_values() if joints else None,
                "kept": kept if joints else "learned", "seconds": round(seconds, 3)}

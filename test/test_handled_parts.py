@@ -66,3 +66,20 @@ def test_a_knob_is_no_pull_and_a_drawer_read_already_stays_as_read():
     masks, (labels, joints) = read(meshes, parts, [read_already])
     assert joints == [read_already]
     assert np.array_equal(labels, np.concatenate([np.full(len(m[0]), p) for m, p in zip(meshes, parts)]))
+
+
+def test_a_drawer_the_readout_cut_in_two_is_made_whole_and_reaches_its_depth():
+    meshes = [*CARCASS, DRAWER, UPPER, PULL]
+    vertices, faces = P.merge(*meshes)
+    labels = np.concatenate([np.full(len(m[0]), 0) for m in meshes]).astype(np.int64)
+    start = sum(len(m[0]) for m in CARCASS)
+    drawer = np.arange(start, start + len(DRAWER[0]))
+    labels[drawer[: 2 * len(drawer) // 3]] = 1  # the learned motions took two thirds of the box
+    learned = Joint("slide", "prismatic", (0.0, 1.0, 0.0), (0.0, 0.0, 0.12), -0.02, 0.01, 0, 1, 0.9)
+    labels, joints = handled_parts(vertices, faces, welded_pieces(vertices, faces), labels, [learned])
+    assert [j.name for j in joints] == ["slide"]
+    assert joints[0].lower == pytest.approx(-0.4, abs=1e-6) and joints[0].upper == 0.01  # out along -y
+    moving = np.zeros(len(vertices), dtype=bool)
+    moving[drawer] = True
+    moving[len(vertices) - len(PULL[0]):] = True
+    assert np.array_equal(labels == 1, moving)

@@ -19,9 +19,10 @@ around; a label or an inlay does not). A handle whose largest piece is round abo
 A bearer that a moving part holds whole (`whole` of its vertices) is left to it. Otherwise the
 handle's joint is read as below. Where the part that holds most of the bearer already has that
 joint (its type, its axis within `agree` degrees) and lies mostly in the bearer and its handles,
-they join that part (a door the readout cut in two keeps the readout's hinge); else they become a
-part of their own, hung from the root, with the handle's joint (two drawers the readout read as
-one part come apart):
+they join that part (a door the readout cut in two keeps the readout's hinge), its limits widened
+to span the pull's (a drawer the learned motions move 2 cm still pulls out to its depth); else they
+become a part of their own, hung from the root, with the handle's joint (two drawers the readout
+read as one part come apart):
 
 - **a drawer** when it is deep along n (at least `deep` times its narrower side across n): a slide
   along n, from the input pose out to its own depth;
@@ -71,7 +72,8 @@ def handled_parts(vertices: np.ndarray, faces: np.ndarray, pieces: np.ndarray, l
         if joint is None:
             continue
         if holder != 0 and agrees(joint, joints, holder, agree) and (own | handle)[labels == holder].mean() >= 0.5:
-            labels[own | handle] = holder  # the readout's joint, its part made whole
+            labels[own | handle] = holder  # the readout's joint, its part made whole, its reach the pull's
+            joints = [widened(j, joint) if j.child == holder else j for j in joints]
             added = True
             continue
         part = int(labels.max()) + 1
@@ -79,6 +81,16 @@ def handled_parts(vertices: np.ndarray, faces: np.ndarray, pieces: np.ndarray, l
         joints.append(Joint(f"joint_{part}", *joint, 0, part, 0.5))
         added = True
     return without_empty_parts(labels, joints) if added else (labels, joints)
+
+
+def widened(joint: Joint, pulled: tuple) -> Joint:
+    """`joint` with its limits spanning those of the pull's joint (type, axis, origin, lower, upper) too,
+    in its own axis's sense: a drawer the learned motions move 2 cm still pulls out to its depth."""
+    from dataclasses import replace
+
+    sense = 1.0 if joint.axis @ pulled[1] >= 0 else -1.0
+    reach = sorted((sense * pulled[3], sense * pulled[4]))
+    return replace(joint, lower=min(joint.lower, reach[0]), upper=max(joint.upper, reach[1]))
 
 
 def agrees(joint: tuple, joints: list[Joint], part: int, degrees: float) -> bool:

@@ -36,10 +36,12 @@ mesh frame and units.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from neurok_ros.articulation.articulation import Joint
-from neurok_ros.articulation.knob_joints import nearest_faces, revolution_axis
+from neurok_ros.articulation.knob_joints import nearest_faces, revolution_axis, touched
 from neurok_ros.articulation.lever_handles import without_empty_parts
 from neurok_ros.geometry.mesh_cleaning import face_double_areas
 
@@ -67,7 +69,7 @@ def handled_parts(vertices: np.ndarray, faces: np.ndarray, pieces: np.ndarray, l
         holder = int(held.argmax())
         if holder != 0 and held.max() >= whole * own.sum():
             continue  # a moving part holds it: the readout's joint stands
-        joint = bearer_joint(vertices, faces, face_pieces, bearer, members, gap * diagonal, flat,
+        joint = bearer_joint(vertices, faces, face_pieces, areas, bearer, members, gap * diagonal, flat,
                              standoff * diagonal, deep)
         if joint is None:
             continue
@@ -86,8 +88,6 @@ def handled_parts(vertices: np.ndarray, faces: np.ndarray, pieces: np.ndarray, l
 def widened(joint: Joint, pulled: tuple) -> Joint:
     """`joint` with its limits spanning those of the pull's joint (type, axis, origin, lower, upper) too,
     in its own axis's sense: a drawer the learned motions move 2 cm still pulls out to its depth."""
-    from dataclasses import replace
-
     sense = 1.0 if joint.axis @ pulled[1] >= 0 else -1.0
     reach = sorted((sense * pulled[3], sense * pulled[4]))
     return replace(joint, lower=min(joint.lower, reach[0]), upper=max(joint.upper, reach[1]))
@@ -112,12 +112,7 @@ def handles(vertices: np.ndarray, faces: np.ndarray, face_pieces: np.ndarray, ar
               and np.ptp(vertices[np.unique(faces[face_pieces == p])], axis=0).max() <= size]
     if not little or len(little) == len(ids):
         return []
-    touches = {}
-    for p in little:
-        own = vertices[np.unique(faces[face_pieces == p])]
-        others = face_pieces != p
-        hits = nearest_faces(own, vertices, faces[others], gap)
-        touches[p] = {int(q) for q in np.unique(face_pieces[others][hits[hits >= 0]])}
+    touches = {p: set(touched(vertices, faces, face_pieces, p, gap)) for p in little}
     index = {p: i for i, p in enumerate(little)}
     links = np.zeros((len(little), len(little)), dtype=bool)
     for p in little:
@@ -136,11 +131,12 @@ def handles(vertices: np.ndarray, faces: np.ndarray, face_pieces: np.ndarray, ar
     return out
 
 
-def bearer_joint(vertices: np.ndarray, faces: np.ndarray, face_pieces: np.ndarray, bearer: int, members: list[int],
-                 gap: float, flat: float, standoff: float, deep: float, knob: float = 30.0,
+def bearer_joint(vertices: np.ndarray, faces: np.ndarray, face_pieces: np.ndarray, areas: np.ndarray, bearer: int,
+                 members: list[int], gap: float, flat: float, standoff: float, deep: float, knob: float = 30.0,
                  centred: float = 0.3) -> tuple | None:
-    """(type, axis, origin, lower, upper) of a bearer piece moved by its handle pieces (module
-    docstring; gap and standoff in mesh units), None when the handle is not proud of one flat face."""
+    """(type, axis, origin, lower, upper) of a bearer piece moved by its handle pieces (areas (P,) per
+    piece; module docstring; gap and standoff in mesh units), None when the handle is not proud of
+    one flat face."""
     handle = vertices[np.unique(faces[np.isin(face_pieces, members)])]
     bearer_faces = faces[face_pieces == bearer]
     hits = nearest_faces(handle, vertices, bearer_faces, gap)
@@ -163,8 +159,8 @@ def bearer_joint(vertices: np.ndarray, faces: np.ndarray, face_pieces: np.ndarra
         normal = -normal
     if ((handle - contact) @ normal).max() < standoff:
         return None
-    sizes = [face_double_areas(vertices, faces[face_pieces == m]).sum() for m in members]
-    found = revolution_axis(vertices, faces[face_pieces == members[int(np.argmax(sizes))]], 0.04)
+    largest = max(members, key=lambda m: areas[m])
+    found = revolution_axis(vertices, faces[face_pieces == largest], 0.04)
     if found is not None and abs(found[0] @ normal) >= np.cos(np.radians(knob)):
         return None  # a knob, a dial or a spindle turns on its own axis
     body = vertices[np.unique(bearer_faces)]

@@ -175,3 +175,14 @@ def nearest_faces(points: np.ndarray, vertices: np.ndarray, faces: np.ndarray, g
     squared, nearest, _ = igl.point_mesh_squared_distance(np.ascontiguousarray(points), vertices,
                                                           np.ascontiguousarray(faces, dtype=np.int64))
     return np.where(squared <= gap * gap, nearest, -1).astype(np.int64)
+
+
+def touched(vertices: np.ndarray, faces: np.ndarray, face_pieces: np.ndarray, piece: int,
+            gap: float) -> dict[int, np.ndarray]:
+    """{other piece: (k, 3) vertices of `piece` within `gap` (mesh units) of it}."""
+    own = vertices[np.unique(faces[face_pieces == piece])]
+    others = face_pieces != piece
+    hits = nearest_faces(own, vertices, faces[others], gap)
+    near = hits >= 0
+    other_of = face_pieces[others][hits[near]]
+    return {int(q): own[near][other_of == q] for q in np.unique(other_of)}

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from neurok_ros.articulation.articulation import Joint
-from neurok_ros.articulation.knob_joints import nearest_faces
+from neurok_ros.articulation.knob_joints import touched
 from neurok_ros.geometry.mesh_cleaning import face_double_areas
 
 
@@ -40,10 +40,12 @@ def serial_chain(vertices: np.ndarray, faces: np.ndarray, pieces: np.ndarray, li
     links = [int(p) for p in np.flatnonzero(areas >= link * areas.sum())]
     if len(links) < min_links:
         return None
-    touch = {p: touched(vertices, faces, face_pieces, p, gap) for p in range(len(areas)) if areas[p] > 0}
+    touch = {p: touched(vertices, faces, face_pieces, p, gap) for p in links}
     path = chain_path(links, {p: {q: c for q, c in touch[p].items() if q in links} for p in links})
     if path is None or len(path) < min_links:
         return None
+    touch.update({p: touched(vertices, faces, face_pieces, p, gap) for p in np.flatnonzero(areas > 0).tolist()
+                  if p not in touch})  # the smaller pieces, only for a chain
     if areas[path[-1]] > areas[path[0]]:
         path = path[::-1]  # the base is the larger end
     rings = [ring(np.concatenate([touch[a][b], touch[b][a]]), open_degrees) for a, b in zip(path, path[1:])]
@@ -69,17 +71,6 @@ def serial_chain(vertices: np.ndarray, faces: np.ndarray, pieces: np.ndarray, li
     joints = [Joint(f"joint_{i + 1}", "revolute", axis, centre, -np.pi, np.pi, i, i + 1, 0.5)
               for i, (axis, centre) in enumerate(rings)]
     return labels, joints
-
-
-def touched(vertices: np.ndarray, faces: np.ndarray, face_pieces: np.ndarray, piece: int,
-            gap: float) -> dict[int, np.ndarray]:
-    """{other piece: (k, 3) vertices of `piece` within `gap` (mesh units) of it}."""
-    own = vertices[np.unique(faces[face_pieces == piece])]
-    others = face_pieces != piece
-    hits = nearest_faces(own, vertices, faces[others], gap)
-    near = hits >= 0
-    other_of = face_pieces[others][hits[near]]
-    return {int(q): own[near][other_of == q] for q in np.unique(other_of)}
 
 
 def chain_path(links: list[int], touch: dict[int, dict]) -> list[int] | None:

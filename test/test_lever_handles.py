@@ -79,3 +79,34 @@ def test_dropping_an_emptied_part_renumbers_and_rehangs_its_children():
     labels, kept = without_empty_parts(np.array([0, 0, 1, 3, 3]), joints)
     assert labels.tolist() == [0, 0, 1, 2, 2]
     assert [(j.name, j.parent, j.child) for j in kept] == [("joint_1", 0, 1), ("joint_2", 1, 2)]
+
+
+def test_a_lever_on_a_cap_on_a_body_that_touches_nothing_else_turns_about_the_cap():
+    body = P.box((0.12, 0.06, 0.1), (0.0, 0.0, 0.0))  # top face z = 0.05
+    cap = P.cylinder(0.02, 0.012, 20, (0, 0, 1), (0.03, 0.0, 0.056))
+    arm = P.box((0.1, 0.015, 0.01), (-0.015, 0.0, 0.067))  # on the cap's top, leaving it along -x
+    _, (labels, joints) = read([body, cap, arm], [0, 0, 0], [])
+    assert labels.max() == 1 and len(joints) == 1
+    n = len(body[0])
+    assert np.all(labels[:n] == 0) and np.all(labels[n:] == 1)
+    assert angle(joints[0].axis, np.array([0.0, 0.0, 1.0])) < 1.0 and through(joints[0], (0.03, 0.0, 0.06)) < 1e-3
+
+
+def test_a_handle_takes_the_part_it_holds_most_of_and_its_surface_the_rest():
+    handle = [lever(-0.02, -1), lever(0.02, 1)]
+    meshes = [FRAME, LEAF, *handle]
+    vertices, faces = P.merge(*meshes)
+    labels = np.concatenate([np.full(len(m[0]), p) for m, p in zip(meshes, [0, 1, 2, 2])]).astype(np.int64)
+    stray = np.flatnonzero(labels == 1)[:4]  # a readout's cut: four leaf vertices in the handle's part
+    labels[stray] = 2
+    wrong = Joint("joint_2", "prismatic", (0.0, 1.0, 0.0), (0.2, 0.0, 0.1), -0.01, 0.01, 1, 2, 0.4)
+    labels, joints = lever_handles(vertices, faces, welded_pieces(vertices, faces), labels, [HINGE, wrong])
+    assert np.all(labels[stray] == 1) and labels.max() == 2
+    assert [(j.type, j.parent, j.child) for j in joints] == [("revolute", 0, 1), ("revolute", 1, 2)]
+
+
+def test_a_handle_in_a_moving_part_that_holds_a_whole_piece_more_is_left_alone():
+    handle = [lever(-0.02, -1), lever(0.02, 1)]
+    block = P.box((0.05, 0.05, 0.05), (0.1, -0.045, -0.3))  # on the leaf's face, in the handle's part
+    _, (labels, joints) = read([FRAME, LEAF, *handle, block], [0, 1, 2, 2, 2], [HINGE])
+    assert labels.max() == 2 and joints == [HINGE]

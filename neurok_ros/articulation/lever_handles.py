@@ -15,12 +15,17 @@ welded piece is a **rosette** when it
 - carries **arms**: pieces that touch it, reach beyond `reach` times its radius from its axis, and
   touch nothing else outside its footprint (within `slack` radii of its axis). A bar between two
   posts touches the second post away from the first; a knob's pointer fin does not reach out.
+  Where the rosette alone joins the pieces it touches (a faucet's cartridge cap between the body
+  and the lever, neither touching anything else), the largest of them is the surface when it is
+  on the root part (a lamp's knuckle between its arm and its shade is no handle).
 
 A rosette and its arms are a handle. Handles whose axes lie on one line and whose surfaces are one
 part (the two sides of a door) are one handle. Each handle becomes a part of its own, a child of its
 surface's part, with a revolute joint about the first rosette's axis through its centre and limits
 ±`swing`, unless it lies in a moving part that holds more than it (a lamp's knuckle in its shade:
-that part already turns); the parts it empties are dropped (their joints with them, their children hung from their
+that part already turns); stray vertices of other pieces in a part it takes (a lever the learned
+motions cut, its cuts reaching into the body) go to its surface's part, and the parts it empties
+are dropped (their joints with them, their children hung from their
 parents). Input and output in the mesh frame and units.
 """
 from __future__ import annotations
@@ -32,6 +37,7 @@ import numpy as np
 from neurok_ros.articulation.articulation import Joint
 from neurok_ros.articulation.head_readout import line_distances
 from neurok_ros.articulation.knob_joints import mounted, nearest_faces, revolution_axis
+from neurok_ros.geometry.mesh_cleaning import face_double_areas
 
 
 def lever_handles(vertices: np.ndarray, faces: np.ndarray, pieces: np.ndarray, labels: np.ndarray,
@@ -59,10 +65,13 @@ def lever_handles(vertices: np.ndarray, faces: np.ndarray, pieces: np.ndarray, l
         else:
             same[2].update(members)
     labels, joints = labels.copy(), list(joints)
-    handles = [h for h in handles if carvable(labels, np.isin(pieces, sorted(h[2])), h[3])]
+    handles = [h for h in handles if carvable(labels, pieces, sorted(h[2]), h[3])]
     for axis, centre, members, surface in handles:
         part = int(labels.max()) + 1
-        labels[np.isin(pieces, sorted(members))] = part
+        inside = np.isin(pieces, sorted(members))
+        for cut in np.setdiff1d(labels[inside], [0, surface]):
+            labels[(labels == cut) & ~inside] = surface  # what the handle leaves of a part it holds most of
+        labels[inside] = part
         joints.append(Joint(f"joint_{part}", "revolute", axis, centre, -swing, swing, surface, part, 0.5))
     return without_empty_parts(labels, joints) if handles else (labels, joints)
 
@@ -85,17 +94,25 @@ def handle(vertices: np.ndarray, faces: np.ndarray, face_pieces: np.ndarray, lab
         return None
     others = face_pieces != piece
     hits = nearest_faces(own, vertices, faces[others], gap)
-    arms, surfaces = [], []
+    arms, surfaces, loose = [], [], []
     for other in np.unique(face_pieces[others][hits[hits >= 0]]):
         other_vertices = vertices[np.unique(faces[face_pieces == other])]
         if line_distances(other_vertices, centre, axis).max() <= reach * radius:
             continue  # a fin or a washer: it does not leave the rosette
         rest = (face_pieces != piece) & (face_pieces != other)
         touching = other_vertices[nearest_faces(other_vertices, vertices, faces[rest], gap) >= 0]
-        if len(touching) and line_distances(touching, centre, axis).max() <= slack * radius:
+        if not len(touching):
+            loose.append(int(other))
+        elif line_distances(touching, centre, axis).max() <= slack * radius:
             arms.append(int(other))
         else:
             surfaces.append(int(other))
+    areas = [face_double_areas(vertices, faces[face_pieces == other]).sum() for other in loose]
+    body = loose[int(np.argmax(areas))] if loose else None
+    if not arms and not surfaces and len(loose) > 1 and part_of(labels, faces[face_pieces == body]) == 0:
+        surfaces, arms = [body], [other for other in loose if other != body]  # only the rosette joins them
+    else:
+        surfaces += loose
     if not arms or not surfaces:
         return None
     body = np.isin(face_pieces, surfaces)
@@ -105,15 +122,27 @@ def handle(vertices: np.ndarray, faces: np.ndarray, face_pieces: np.ndarray, lab
     near = np.unique(faces[body][nearest[nearest >= 0]])
     if line_distances(vertices[near], centre, axis).max() < broader * radius:
         return None  # what it sits on is no broader than it: a cap on its column
-    surface_vertices = np.unique(faces[body])
-    return axis, centre, [int(piece), *arms], int(np.bincount(labels[surface_vertices]).argmax())
+    return axis, centre, [int(piece), *arms], part_of(labels, faces[body])
 
 
-def carvable(labels: np.ndarray, handle: np.ndarray, surface: int) -> bool:
-    """Whether a handle (handle (n,) bool over the vertices) may become a part: each part it takes
-    vertices from is its surface's part, the root, or the handle alone (not a moving part that holds
-    more, as a lamp's shade holds its knuckle)."""
-    return all(part in (0, surface) or np.all(handle[labels == part]) for part in np.unique(labels[handle]))
+def part_of(labels: np.ndarray, faces: np.ndarray) -> int:
+    """The part most of the vertices of these faces (k, 3) are in."""
+    return int(np.bincount(labels[np.unique(faces)]).argmax())
+
+
+def carvable(labels: np.ndarray, pieces: np.ndarray, handle: list[int], surface: int) -> bool:
+    """Whether a handle (its welded pieces; pieces (n,) the piece of each vertex) may become a part:
+    each part it takes vertices from is its surface's part, the root, or the handle but for stray
+    vertices of pieces that are mostly elsewhere, not a moving part that holds a whole piece more (as
+    a lamp's shade holds its knuckle); those stray vertices go to the surface's part."""
+    inside = np.isin(pieces, handle)
+    for part in np.unique(labels[inside]):
+        if part in (0, surface):
+            continue
+        stray = np.unique(pieces[(labels == part) & ~inside])
+        if any(np.all(labels[pieces == piece] == part) for piece in stray):
+            return False
+    return True
 
 
 def without_empty_parts(labels: np.ndarray, joints: list[Joint]) -> tuple[np.ndarray, list[Joint]]:

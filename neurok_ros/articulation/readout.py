@@ -24,23 +24,26 @@
    (off_one_line: two stacked fridge doors both hang from the body).
 5. Serial chains: an object whose large pieces form one path joined end to end by round contacts
    (a robot arm) is read from those contacts instead, a revolute joint about each (serial_chains).
-6. Knobs: a small solid of revolution mounted along its axis on a broader surface turns about that
+6. Rail slides: a piece that a long straight bar runs through, reaching beyond it both ways,
+   slides along the bar with what it carries, the bar being the fixed side; a bar hung from it at
+   one end swings in its plane of travel (rail_slides: a cart on its track and its pole).
+7. Knobs: a small solid of revolution mounted along its axis on a broader surface turns about that
    axis (knob_joints: an oven's knobs, which both readouts leave still, a dial read across).
-7. Lever handles: a round rosette flat on a broader surface, with an arm that leaves it, becomes a
+8. Lever handles: a round rosette flat on a broader surface, with an arm that leaves it, becomes a
    part of that surface's part turning about the rosette's axis (lever_handles: a door's levers).
-8. Handled parts: a box or a slab a pull handle is mounted on, that no moving part holds, slides
+9. Handled parts: a box or a slab a pull handle is mounted on, that no moving part holds, slides
    out along the handle's face normal (a drawer) or swings about the face's far edge (a door)
    (handled_parts: LIBERO's drawers, which sit on their shelves with no clearance).
-9. Swivel mounts: a squat round piece of the base that a moving part is mounted on, across its
+10. Swivel mounts: a squat round piece of the base that a moving part is mounted on, across its
    axis, turns with that part about its own axis (swivel_mounts: a faucet's cartridge cap).
-10. Hubs: a revolute part whose contact with its parent a squat round piece of it bears (a lever's
+11. Hubs: a revolute part whose contact with its parent a squat round piece of it bears (a lever's
    hub, a cap, a knuckle, a dial) turns about that piece's axis (hub_axes).
-11. Slide guides: a slide that runs into the rest of the object at once, both ways, turns along
+12. Slide guides: a slide that runs into the rest of the object at once, both ways, turns along
    the nearest free principal direction, or the one its guide bounds both ways (slide_guides: a
    sash read sideways slides up its track).
-12. Contact limits: where the moving part first runs into the rest of the object, its limit that
+13. Contact limits: where the moving part first runs into the rest of the object, its limit that
    way is set there (contact_limits: a lid stops on its base, a drawer at the cabinet's back).
-13. Kind: one open thin sheet is "cloth" and gets no joints (it folds anywhere); otherwise
+14. Kind: one open thin sheet is "cloth" and gets no joints (it folds anywhere); otherwise
    "articulated" with joints, "cloth" for a thin sheet without, "soft" for the rest.
 """
 from __future__ import annotations
@@ -61,6 +64,7 @@ from neurok_ros.articulation.knob_joints import knob_joints
 from neurok_ros.articulation.lever_handles import lever_handles
 from neurok_ros.articulation.motion_evidence import MotionEvidence, motion_evidence
 from neurok_ros.articulation.pivot_placement import place_pivots
+from neurok_ros.articulation.rail_slides import rail_slides
 from neurok_ros.articulation.rigid_segmentation import kabsch, segment_rigid
 from neurok_ros.articulation.serial_chains import serial_chain
 from neurok_ros.articulation.slide_guides import slide_guides
@@ -85,7 +89,8 @@ class ReadoutConfig:
     slides); hinge_contact: the gap within which two pieces that vote for one hinge line are one part
     (a screen in its lid; two doors stacked on one hinge line a few millimetres apart stay two);
     thin_sheet: smallest / largest principal extent of a cloth; chains: read an object whose large
-    pieces form one chain of round contacts as a serial chain (serial_chains); knobs: read small solids of
+    pieces form one chain of round contacts as a serial chain (serial_chains); rails: slide the
+    carriages that a straight bar runs through along it (rail_slides); knobs: read small solids of
     revolution mounted along their axis as knobs (knob_joints); levers: make a round rosette with an
     arm that leaves it a handle part of the surface it sits on (lever_handles); handles: make a box or slab
     a pull handle is mounted on a drawer or a door (handled_parts); swivels: turn the round
@@ -114,6 +119,7 @@ class ReadoutConfig:
     piece_majority: float = 0.85
     thin_sheet: float = 0.03
     chains: bool = True
+    rails: bool = True
     knobs: bool = True
     levers: bool = True
     handles: bool = True
@@ -177,6 +183,9 @@ def read_articulation(instance, config: ReadoutConfig = ReadoutConfig(), head="a
         chain = serial_chain(V, F, evidence.pieces)
         if chain is not None:
             articulation = Articulation(*chain, "articulated")
+    if kind != "cloth" and config.rails:
+        labels, joints = rail_slides(V, F, evidence.pieces, articulation.labels, articulation.joints)
+        articulation = Articulation(labels, joints, "articulated" if joints else articulation.kind)
     if kind != "cloth" and config.knobs:
         labels, joints = knob_joints(V, F, evidence.pieces, articulation.labels, articulation.joints)
         articulation = Articulation(labels, joints, "articulated" if joints else kind)

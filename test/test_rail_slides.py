@@ -41,7 +41,8 @@ def test_a_cart_slides_along_its_rail_and_its_pole_swings_in_the_plane_of_travel
 @pytest.mark.parametrize("name, meshes", [
     ("a bar handle on two posts", [P.box((0.6, 0.04, 1.0)),
                                    P.bar_handle(0.5, 0.05, 0.01, (0.0, -0.02, 0.0), (1, 0, 0), (0, -1, 0))]),
-    ("a pin that ends in its hinge", [P.box((0.2, 0.2, 0.2), (0.0, 0.0, 0.0)), P.cylinder(0.01, 0.6, 12, (1, 0, 0), (0.2, 0.0, 0.0))]),
+    ("a pin that ends in its hinge", [P.box((0.2, 0.2, 0.2), (0.0, 0.0, 0.0)),
+                                      P.cylinder(0.01, 0.6, 12, (1, 0, 0), (0.2, 0.0, 0.0))]),
     ("a rod beside a block", [P.box((4.0, 0.05, 0.05)), P.box((0.5, 0.5, 0.2), (0.5, 0.5, 0.0))]),
 ])
 def test_what_rides_on_no_rail_is_left_alone(name, meshes):

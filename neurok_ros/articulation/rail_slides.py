@@ -44,8 +44,9 @@ def rail_slides(vertices: np.ndarray, faces: np.ndarray, pieces: np.ndarray, lab
     carried = set()
     for rail, (axis, centre) in bars.items():
         for carriage in np.unique(face_pieces).tolist():
-            if carriage == rail or carriage in carried or not rides(vertices, faces, face_pieces, pieces, rail, carriage, axis, centre,
-                                             beyond, inside):
+            if carriage == rail or carriage in carried:
+                continue
+            if not rides(vertices, faces, face_pieces, pieces, rail, carriage, axis, centre, beyond, inside):
                 continue
             group = mounted_group(vertices, faces, face_pieces, pieces, carriage, rail, gap)
             carried.update(group)

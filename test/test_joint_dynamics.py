@@ -87,6 +87,22 @@ def test_lid_pushed_at_its_edge_turns_at_v_over_r_and_stops_closed():
     assert closed[:, 2].min() == pytest.approx(0.02, abs=1e-4)  # lying on the base
 
 
+def test_a_push_next_to_the_hinge_line_is_held_back_not_spun_up():
+    V, F, articulation, facts = laptop(60.0)
+    lid = np.asarray(facts["lid"].vertices)
+    edge = lid[np.argmax(lid[:, 2])]
+    near = facts["hinge"] + 1e-4 * (edge - facts["hinge"]) / np.linalg.norm(edge - facts["hinge"])  # 0.1 mm off
+    tangent = np.cross(facts["axis"], near - facts["hinge"])
+    speed = 0.3
+    prediction = predict_articulated(V, F, articulation, ContactConditions(near[None], speed * tangent[None] /
+                                                                           np.linalg.norm(tangent)),
+                                     settings_from(STILL, duration=0.2, fps=60.0))
+    rate = (prediction.q[1, 0] - prediction.q[0, 0]) / (prediction.times[1] - prediction.times[0])
+    assert np.isfinite(prediction.vertices).all()
+    assert 0.0 < rate < 0.1 * speed / 1e-4  # it turns the right way, far below the 3000 rad/s of v/r
+    assert prediction.summary["contact_velocity_residual"] > 0.5  # and says the push was not followed
+
+
 def test_lid_falls_like_an_independent_pendulum_and_stops_at_its_limit():
     V, F, articulation, facts = laptop(60.0)
     settings = settings_from(duration=1.0, fps=120.0, gravity=(0.0, 0.0, -9.81), damping=0.0, joint_damping=0.0,

@@ -28,6 +28,7 @@ from neurok_ros.dynamics.joint_tree import JointTree, body_states, point_jacobia
 from neurok_ros.errors import Cancelled
 
 TIKHONOV = 1e-12  # relative regulariser of M (a joint moving no mass, e.g. a free base's empty turn)
+PUSH_ENERGY = 10.0  # a push gives at most this many times the whole object's kinetic energy at its speed
 
 
 @dataclass
@@ -287,7 +288,11 @@ def integrate(system: JointSystem, q0: np.ndarray, qdot0: np.ndarray, times: Seq
 def initial_velocity(system: JointSystem, contacts: np.ndarray, velocities: np.ndarray) -> tuple[np.ndarray, float]:
     """qdot0 (J,) at q = 0 that gives the contact points (C,) indices the velocities (C, 3) m/s, by least
     squares with the least kinetic energy; a joint that the fit drives into a limit it sits on stays
-    at rest (refitted without it). Returns qdot0 and the relative residual |J_c qdot0 - v| / |v|."""
+    at rest (refitted without it). A push that would take more than PUSH_ENERGY times the kinetic
+    energy of the whole object moving at the push's speed (a point on or next to a joint's axis, or
+    pushed across what the joints allow: thousands of rad/s) is jammed: qdot0 is scaled down to that
+    energy, as a pusher of finite strength would be held back. Returns qdot0 and the relative
+    residual |J_c qdot0 - v| / |v|."""
     import torch
 
     from neurok_ros.dynamics.initial_conditions import initial_velocity as fit
@@ -311,6 +316,11 @@ def initial_velocity(system: JointSystem, contacts: np.ndarray, velocities: np.n
         if not blocked.any():
             break
         held |= blocked
+    energy = 0.5 * float(qdot @ mass @ qdot)
+    bound = 0.5 * PUSH_ENERGY * float(system.masses[system.heavy].sum()) * float(np.max(np.linalg.norm(
+        np.asarray(velocities, dtype=np.float64).reshape(-1, 3), axis=1), initial=0.0)) ** 2
+    if energy > bound > 0:
+        qdot = qdot * np.sqrt(bound / energy)
     residual = jac[contacts].reshape(-1, k) @ qdot - target
     speed = float(np.linalg.norm(target))
     return qdot, float(np.linalg.norm(residual) / speed) if speed > 0 else 0.0

@@ -34,16 +34,19 @@
 9. Handled parts: a box or a slab a pull handle is mounted on, that no moving part holds, slides
    out along the handle's face normal (a drawer) or swings about the face's far edge (a door)
    (handled_parts: LIBERO's drawers, which sit on their shelves with no clearance).
-10. Swivel mounts: a squat round piece of the base that a moving part is mounted on, across its
+10. Mirror twins: on a mirror- or half-turn-symmetric object, a moving part whose twin the
+   readouts left still, or mixed into it, gets its twin back with the mirrored joint (mirror_twins:
+   a gripper's two fingers).
+11. Swivel mounts: a squat round piece of the base that a moving part is mounted on, across its
    axis, turns with that part about its own axis (swivel_mounts: a faucet's cartridge cap).
-11. Hubs: a revolute part whose contact with its parent a squat round piece of it bears (a lever's
+12. Hubs: a revolute part whose contact with its parent a squat round piece of it bears (a lever's
    hub, a cap, a knuckle, a dial) turns about that piece's axis (hub_axes).
-12. Slide guides: a slide that runs into the rest of the object at once, both ways, turns along
+13. Slide guides: a slide that runs into the rest of the object at once, both ways, turns along
    the nearest free principal direction, or the one its guide bounds both ways (slide_guides: a
    sash read sideways slides up its track).
-13. Contact limits: where the moving part first runs into the rest of the object, its limit that
+14. Contact limits: where the moving part first runs into the rest of the object, its limit that
    way is set there (contact_limits: a lid stops on its base, a drawer at the cabinet's back).
-14. Kind: one open thin sheet is "cloth" and gets no joints (it folds anywhere); otherwise
+15. Kind: one open thin sheet is "cloth" and gets no joints (it folds anywhere); otherwise
    "articulated" with joints, "cloth" for a thin sheet without, "soft" for the rest.
 """
 from __future__ import annotations
@@ -62,6 +65,7 @@ from neurok_ros.articulation.hub_axes import hub_axes
 from neurok_ros.articulation.joint_fit import JointFit, fit_joint
 from neurok_ros.articulation.knob_joints import knob_joints
 from neurok_ros.articulation.lever_handles import lever_handles
+from neurok_ros.articulation.mirror_twins import mirror_twins
 from neurok_ros.articulation.motion_evidence import MotionEvidence, motion_evidence
 from neurok_ros.articulation.pivot_placement import place_pivots
 from neurok_ros.articulation.rail_slides import rail_slides
@@ -93,7 +97,8 @@ class ReadoutConfig:
     carriages that a straight bar runs through along it (rail_slides); knobs: read small solids of
     revolution mounted along their axis as knobs (knob_joints); levers: make a round rosette with an
     arm that leaves it a handle part of the surface it sits on (lever_handles); handles: make a box or slab
-    a pull handle is mounted on a drawer or a door (handled_parts); swivels: turn the round
+    a pull handle is mounted on a drawer or a door (handled_parts); mirrors: give a one-sided moving
+    part of a symmetric object its twin (mirror_twins); swivels: turn the round
     piece of the base that a moving part is mounted on with it (swivel_mounts); hubs: turn revolute
     parts about the round piece that bears their contact (hub_axes); guides: turn a slide that runs
     into the rest of the object at once along the way its guide lets it (slide_guides); panel_degrees:
@@ -123,6 +128,7 @@ class ReadoutConfig:
     knobs: bool = True
     levers: bool = True
     handles: bool = True
+    mirrors: bool = True
     swivels: bool = True
     hubs: bool = True
     guides: bool = True
@@ -195,6 +201,9 @@ def read_articulation(instance, config: ReadoutConfig = ReadoutConfig(), head="a
     if kind != "cloth" and config.handles:
         labels, joints = handled_parts(V, F, evidence.pieces, articulation.labels, articulation.joints)
         articulation = Articulation(labels, joints, "articulated" if joints else articulation.kind)
+    if articulation.joints and config.mirrors:
+        articulation = Articulation(*mirror_twins(V, F, evidence.pieces, articulation.labels, articulation.joints),
+                                    articulation.kind)
     if articulation.joints and config.swivels:
         articulation = Articulation(*swivel_mounts(V, F, evidence.pieces, articulation.labels, articulation.joints),
                                     articulation.kind)

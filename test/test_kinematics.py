@@ -518,11 +518,11 @@ def test_cli_ik_and_sample(tmp_path, laptop, capsys):
     save_mesh(source, V, F)
     save_mesh(target, hinge_turn, F)
     assert neurok_main(["ik", str(source), str(target), "--json", "--samples", "20000", "--device", "cpu",
-                        "--out", str(tmp_path / "fit.ply")]) == 0
+                        "--out", str(tmp_path / "fit.ply"), "--articulation", "none"]) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert set(summary) == {"chamfer_l1", "chamfer_l2", "iou", "k", "k_q", "fits", "spread", "rigid_pieces",
                             "joints", "kept", "seconds"}
-    assert summary["joints"] is None and summary["kept"] == "learned"  # --articulation none, the default
+    assert summary["joints"] is None and summary["kept"] == "learned"  # --articulation none: the learned fit alone
     assert summary["fits"] == 1 and summary["spread"] is None and summary["rigid_pieces"] == 6
     assert 0 <= summary["chamfer_l1"] < 0.2 and 0 <= summary["iou"] <= 1 and summary["k"] == 128
     fitted, fitted_faces = load_mesh(tmp_path / "fit.ply")

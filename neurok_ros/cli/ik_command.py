@@ -37,11 +37,11 @@ def register(subparsers) -> None:
     parser.add_argument("--fits", type=int, default=1, metavar="K",
                         help="fit K times (own encoding samples and starts each) and report the vertex mean; "
                              "'spread' is then the fits' mean RMS vertex distance from it (SOURCE-normalised)")
-    parser.add_argument("--articulation", default="none", metavar="none|auto|FILE",
-                        help="FILE (a readout saved by `neurok articulate --out`, or one you corrected) or auto "
-                             "(SOURCE's readout): fit the joint values first, each part rigid, then the learned "
-                             "deformation from that pose; none (default, until the readout is reliable on real "
-                             "objects: docs/articulation.md): the learned fit alone")
+    parser.add_argument("--articulation", default="auto", metavar="auto|none|FILE",
+                        help="auto (default: SOURCE's readout) or FILE (a readout saved by `neurok articulate "
+                             "--out`, or one you corrected): fit the joint values first, each part rigid, then "
+                             "the learned deformation from that pose, keeping the closer of the two; none: the "
+                             "learned fit alone (docs/articulation.md compares them)")
     parser.add_argument("--seed", type=int, default=0)
     add_fit_options(parser)
     add_model_options(parser)

@@ -7,10 +7,11 @@ and miss its twin, or hang the twin's tip on the first finger. Symmetry says wha
 The object is **symmetric** under an isometry x -> c + Q (x - c), c its area centroid, Q the
 reflection across the plane normal to one of its principal directions or of the mesh axes, or the
 half-turn about one of them (a finger's mesh used again turned over), when the median distance
-of its vertices so moved from its surface is within `tolerance` of the diagonal; each such isometry
-is taken in turn. A welded piece's **twin** is the piece of the same vertex count and principal
-extents (within `same`) whose centroid lies nearest its moved centroid, within `reach` of the
-diagonal (CAD fingers are placed a little off their mirror pose); a piece may be its own twin.
+of its vertices so moved (1,000 of them at most) from its surface is within `tolerance` of the
+diagonal; each such isometry is taken in turn. A welded piece's **twin** is the piece of the same
+vertex count and principal extents (within `same`) whose centroid lies nearest its moved centroid,
+within `reach` of the diagonal (CAD fingers are placed a little off their mirror pose); a piece
+may be its own twin.
 
 A joint's child part is **one-sided** when its pieces' twins are other pieces, none is its own
 twin, its image lies on its parent or the root (not on another moving part: that twin is read
@@ -128,9 +129,9 @@ def symmetric_host(vertices, faces, pieces, part_of, twin: dict, stay: list[int]
     return max(contacts, key=contacts.get) if contacts else None
 
 
-def symmetries(vertices: np.ndarray, faces: np.ndarray, tolerance: float) -> list[tuple]:
+def symmetries(vertices: np.ndarray, faces: np.ndarray, tolerance: float, probes: int = 1000) -> list[tuple]:
     """[(Q (3, 3), point (3,))]: the reflections and half-turns the object is symmetric under
-    (module docstring), one per direction and kind."""
+    (module docstring), one per direction and kind, tested on at most `probes` of its vertices."""
     import igl
 
     areas = face_double_areas(vertices, faces)
@@ -139,17 +140,17 @@ def symmetries(vertices: np.ndarray, faces: np.ndarray, tolerance: float) -> lis
     centred = centroids - point
     _, directions = np.linalg.eigh((areas[:, None] * centred).T @ centred)
     diagonal = float(np.linalg.norm(np.ptp(vertices, axis=0)))
-    V, F = np.ascontiguousarray(vertices), np.ascontiguousarray(faces)
-    found, seen = [], []
+    probe = vertices[::max(1, -(-len(vertices) // probes))]
+    seen, candidates = [], []
     for direction in [*directions.T, *np.eye(3)]:
         if any(abs(direction @ other) > np.cos(np.radians(1.0)) for other in seen):
             continue
         seen.append(direction)
-        for Q in (np.eye(3) - 2 * np.outer(direction, direction), 2 * np.outer(direction, direction) - np.eye(3)):
-            moved = point + (vertices - point) @ Q.T
-            if np.median(np.sqrt(igl.point_mesh_squared_distance(moved, V, F)[0])) <= tolerance * diagonal:
-                found.append((Q, point))
-    return found
+        candidates += [np.eye(3) - 2 * np.outer(direction, direction), 2 * np.outer(direction, direction) - np.eye(3)]
+    moved = np.concatenate([point + (probe - point) @ Q.T for Q in candidates])  # one distance query for all
+    distances = np.sqrt(igl.point_mesh_squared_distance(moved, np.ascontiguousarray(vertices),
+                                                        np.ascontiguousarray(faces))[0]).reshape(len(candidates), -1)
+    return [(Q, point) for Q, d in zip(candidates, distances) if np.median(d) <= tolerance * diagonal]
 
 
 def piece_twins(vertices: np.ndarray, pieces: np.ndarray, Q: np.ndarray, point: np.ndarray, same: float,

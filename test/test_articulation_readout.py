@@ -159,3 +159,19 @@ def test_a_door_hung_from_the_door_above_it_on_one_hinge_line_hangs_from_the_bod
     assert [(j.name, j.child) for j in joints] == [("joint_1", 1), ("joint_2", 2), ("joint_3", 3), ("joint_4", 4)]
     knuckle = np.array([4.0, 0.2, 1.2, 0.3, 0.1])  # a small knuckle (part 1) carrying an arm on its line
     assert [j.parent for j in off_one_line([upper, lower], knuckle, 10.0, 0.05)] == [0, 1]
+
+
+def test_a_part_the_motions_hang_from_the_base_joins_the_heads_readout_on_its_base():
+    from neurok_ros.articulation.articulation import Joint
+    from neurok_ros.articulation.readout import joined
+
+    up = np.array([0.0, 0.0, 1.0])
+    # the head: a big moving part 1 (vertices 0-5) on a small base (6-8); the lever (9-10) left on the base
+    head_labels = np.array([1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0])
+    head_joints = [Joint("joint_1", "revolute", up, np.zeros(3), -1.0, 1.0, 0, 1, 0.8)]
+    # the motions: the lever moves relative to a base that holds everything else
+    motion_labels = np.array([0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1])
+    lever = Joint("joint_1", "revolute", up, np.array([1.0, 0.0, 0.0]), -0.5, 0.5, 0, 1, 0.6)
+    labels, joints = joined(head_labels, head_joints, motion_labels, [lever], 0.2)
+    assert labels.tolist() == [1, 1, 1, 1, 1, 1, 0, 0, 0, 2, 2]
+    assert [(j.parent, j.child) for j in joints] == [(0, 1), (0, 2)]  # from the base, not from part 1

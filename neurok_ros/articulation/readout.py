@@ -265,8 +265,8 @@ def joined(labels: np.ndarray, joints: list[Joint], other_labels: np.ndarray, ot
            still_share: float) -> tuple[np.ndarray, list[Joint]]:
     """The first readout's parts and joints, plus each part of the other readout that the first leaves
     on its base (less than `still_share` of its vertices in a moving part): its base vertices become a
-    new part with its joint, hung from the part that holds most of its old parent's vertices. Joints
-    stay parents first."""
+    new part with its joint, hung from the part that holds most of its old parent's vertices, or from
+    the base where its old parent was the base. Joints stay parents first."""
     labels, joints = labels.copy(), list(joints)
     for joint in other_joints:
         child = other_labels == joint.child
@@ -275,7 +275,7 @@ def joined(labels: np.ndarray, joints: list[Joint], other_labels: np.ndarray, ot
         part = int(labels.max()) + 1
         holder = (other_labels == joint.parent) & ~child
         labels[child & (labels == 0)] = part
-        parent = int(np.bincount(labels[holder]).argmax()) if holder.any() else 0
+        parent = int(np.bincount(labels[holder]).argmax()) if holder.any() and joint.parent != 0 else 0
         joints.append(Joint(f"joint_{part}", joint.type, joint.axis, joint.origin, joint.lower, joint.upper,
                             parent, part, joint.confidence))
     return labels, joints

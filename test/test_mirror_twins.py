@@ -4,11 +4,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from joint_geometry import angle, through
+from labelled_meshes import labelled
 
 from neurok_ros.articulation.articulation import Joint
 from neurok_ros.articulation.mirror_twins import mirror_twins
 from neurok_ros.data.articulated import parts as P
-from neurok_ros.geometry.rigid_pieces import welded_pieces
 
 pytestmark = pytest.mark.unit
 
@@ -22,10 +22,8 @@ def finger(side: float) -> list:
 
 def read(meshes: list, parts: list[int], joints: list[Joint]):
     """(labels, joints) after mirror_twins, for meshes labelled part by part, and each mesh's index per vertex."""
-    vertices, faces = P.merge(*meshes)
-    labels = np.concatenate([np.full(len(m[0]), p) for m, p in zip(meshes, parts)]).astype(np.int64)
-    owner = np.repeat(np.arange(len(meshes)), [len(m[0]) for m in meshes])
-    return mirror_twins(vertices, faces, welded_pieces(vertices, faces), labels, joints), owner
+    vertices, faces, pieces, labels, owner = labelled(meshes, parts)
+    return mirror_twins(vertices, faces, pieces, labels, joints), owner
 
 
 def test_a_finger_read_with_its_twins_tip_gets_its_twin_back():

@@ -4,11 +4,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from joint_geometry import angle, through
+from labelled_meshes import labelled
 
 from neurok_ros.articulation.articulation import Joint
 from neurok_ros.articulation.rail_slides import rail_slides
 from neurok_ros.data.articulated import parts as P
-from neurok_ros.geometry.rigid_pieces import welded_pieces
 
 pytestmark = pytest.mark.unit
 
@@ -19,10 +19,8 @@ POLE = P.box((0.05, 0.05, 1.0), (0.5, 0.0, 0.5))  # its lower end at the cart's 
 
 def read(meshes: list, parts: list[int], joints: list[Joint]):
     """(labels, joints) after rail_slides, for meshes labelled part by part, and each mesh's vertex mask."""
-    vertices, faces = P.merge(*meshes)
-    labels = np.concatenate([np.full(len(m[0]), p) for m, p in zip(meshes, parts)]).astype(np.int64)
-    owner = np.repeat(np.arange(len(meshes)), [len(m[0]) for m in meshes])
-    return rail_slides(vertices, faces, welded_pieces(vertices, faces), labels, joints), owner
+    vertices, faces, pieces, labels, owner = labelled(meshes, parts)
+    return rail_slides(vertices, faces, pieces, labels, joints), owner
 
 
 def test_a_cart_slides_along_its_rail_and_its_pole_swings_in_the_plane_of_travel():

@@ -107,12 +107,11 @@ def handle(vertices: np.ndarray, faces: np.ndarray, face_pieces: np.ndarray, lab
             arms.append(int(other))
         else:
             surfaces.append(int(other))
-    areas = [face_double_areas(vertices, faces[face_pieces == other]).sum() for other in loose]
-    body = loose[int(np.argmax(areas))] if loose else None
-    if not arms and not surfaces and len(loose) > 1 and part_of(labels, faces[face_pieces == body]) == 0:
-        surfaces, arms = [body], [other for other in loose if other != body]  # only the rosette joins them
-    else:
-        surfaces += loose
+    if not arms and not surfaces and len(loose) > 1:  # only the rosette joins them: the largest is its body
+        largest = max(loose, key=lambda other: face_double_areas(vertices, faces[face_pieces == other]).sum())
+        if part_of(labels, faces[face_pieces == largest]) == 0:
+            arms, loose = [other for other in loose if other != largest], [largest]
+    surfaces += loose
     if not arms or not surfaces:
         return None
     body = np.isin(face_pieces, surfaces)

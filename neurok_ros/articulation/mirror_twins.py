@@ -36,6 +36,7 @@ from dataclasses import replace
 import numpy as np
 
 from neurok_ros.articulation.articulation import Joint
+from neurok_ros.articulation.knob_joints import touched
 from neurok_ros.articulation.lever_handles import without_empty_parts
 from neurok_ros.geometry.mesh_cleaning import face_double_areas
 
@@ -48,25 +49,31 @@ def mirror_twins(vertices: np.ndarray, faces: np.ndarray, pieces: np.ndarray, la
     joints parents first."""
     vertices = np.asarray(vertices, dtype=np.float64)
     faces = np.asarray(faces, dtype=np.int64)
+    found = symmetries(vertices, faces, tolerance) if joints else []
+    if not found:
+        return labels, joints
     diagonal = float(np.linalg.norm(np.ptp(vertices, axis=0)))
-    for Q, point in symmetries(vertices, faces, tolerance) if joints else []:
-        twin = piece_twins(vertices, pieces, Q, point, same, reach)
-        labels, joints = twin_parts(vertices, faces, pieces, labels, joints, Q, point, twin, gap * diagonal, base)
+    shapes = piece_shapes(vertices, pieces)
+    area = np.bincount(pieces[faces[:, 0]], weights=face_double_areas(vertices, faces),
+                       minlength=int(pieces.max()) + 1)
+    for Q, point in found:
+        twin = piece_twins(shapes, Q, point, same, reach * diagonal)
+        labels, joints = twin_parts(vertices, faces, pieces, labels, joints, Q, point, twin, shapes, area,
+                                    gap * diagonal, base)
     return labels, joints
 
 
-def twin_parts(vertices, faces, pieces, labels, joints, Q, point, twin: dict, gap: float,
-               base: float) -> tuple:
-    """labels and joints with the twins under one symmetry (Q (3, 3), point (3,)) added; gap: the
-    contact distance, mesh units; base: the smallest share of the child's area the root keeps."""
+def twin_parts(vertices, faces, pieces, labels, joints, Q, point, twin: dict, shapes: dict, area: np.ndarray,
+               gap: float, base: float) -> tuple:
+    """labels and joints with the twins under one symmetry (Q (3, 3), point (3,)) added; shapes: as
+    piece_shapes; area (P,) per piece; gap: the contact distance, mesh units; base: the smallest
+    share of the child's area the root keeps."""
     count = int(pieces.max()) + 1
-    present = [p for p in range(count) if np.any(pieces == p)]
     part_of = np.full(count, -1)
     centres = np.zeros((count, 3))
-    for p in present:
+    for p, (_, _, centre) in shapes.items():
         part_of[p] = np.bincount(labels[pieces == p]).argmax()
-        centres[p] = vertices[pieces == p].mean(0)
-    area = np.bincount(pieces[faces[:, 0]], weights=face_double_areas(vertices, faces), minlength=count)
+        centres[p] = centre
     labels, joints, before = labels.copy(), list(joints), len(joints)
     for joint in list(joints):
         child = set(np.flatnonzero(part_of == joint.child).tolist())
@@ -106,8 +113,6 @@ def twin_parts(vertices, faces, pieces, labels, joints, Q, point, twin: dict, ga
 
 def touching(vertices, faces, pieces, these: list[int], those: list[int], gap: float) -> bool:
     """Whether any of the pieces `these` touches any of `those` (within gap, mesh units)."""
-    from neurok_ros.articulation.knob_joints import touched
-
     face_pieces = pieces[faces[:, 0]]
     return any(set(touched(vertices, faces, face_pieces, piece, gap)) & set(those) for piece in these)
 
@@ -116,8 +121,6 @@ def symmetric_host(vertices, faces, pieces, part_of, twin: dict, stay: list[int]
                    gap: float) -> int | None:
     """The part, other than the twins (child, image), that the pieces `stay` touch most (within gap,
     mesh units) and that is its own image, or None."""
-    from neurok_ros.articulation.knob_joints import touched
-
     face_pieces = pieces[faces[:, 0]]
     contacts = {}
     for piece in stay:
@@ -153,15 +156,19 @@ def symmetries(vertices: np.ndarray, faces: np.ndarray, tolerance: float, probes
     return [(Q, point) for Q, d in zip(candidates, distances) if np.median(d) <= tolerance * diagonal]
 
 
-def piece_twins(vertices: np.ndarray, pieces: np.ndarray, Q: np.ndarray, point: np.ndarray, same: float,
-                reach: float) -> dict[int, int]:
-    """{piece: its twin} (module docstring) for the pieces that have one."""
-    diagonal = float(np.linalg.norm(np.ptp(vertices, axis=0)))
+def piece_shapes(vertices: np.ndarray, pieces: np.ndarray) -> dict[int, tuple]:
+    """{piece: (vertex count, principal extents (3,) as singular values, centroid (3,))}."""
     shapes = {}
     for piece in np.unique(pieces).tolist():
         own = vertices[pieces == piece]
         centre = own.mean(0)
         shapes[piece] = (len(own), np.linalg.svd(own - centre, compute_uv=False), centre)
+    return shapes
+
+
+def piece_twins(shapes: dict, Q: np.ndarray, point: np.ndarray, same: float, reach: float) -> dict[int, int]:
+    """{piece: its twin} (module docstring) for the pieces that have one; shapes: as piece_shapes;
+    reach in mesh units."""
     by_count = {}
     for piece, (count, _, _) in shapes.items():
         by_count.setdefault(count, []).append(piece)
@@ -172,6 +179,6 @@ def piece_twins(vertices: np.ndarray, pieces: np.ndarray, Q: np.ndarray, point: 
         alike = [q for q in by_count[count] if np.all(np.abs(shapes[q][1] - extents) <= scale)]
         if alike:
             nearest = min(alike, key=lambda q: np.linalg.norm(shapes[q][2] - target))
-            if np.linalg.norm(shapes[nearest][2] - target) <= reach * diagonal:
+            if np.linalg.norm(shapes[nearest][2] - target) <= reach:
                 twins[piece] = nearest
     return twins

@@ -39,14 +39,16 @@ def rail_slides(vertices: np.ndarray, faces: np.ndarray, pieces: np.ndarray, lab
     faces = np.asarray(faces, dtype=np.int64)
     gap = gap * float(np.linalg.norm(np.ptp(vertices, axis=0)))
     face_pieces = pieces[faces[:, 0]]
-    bars = {int(p): bar for p in np.unique(face_pieces) if (bar := bar_axis(vertices[pieces == p], long)) is not None}
+    present = np.unique(face_pieces).tolist()
+    bars = {p: bar for p in present if (bar := bar_axis(vertices[pieces == p], long)) is not None}
     labels, joints = labels.copy(), list(joints)
     carried = set()
     for rail, (axis, centre) in bars.items():
-        for carriage in np.unique(face_pieces).tolist():
+        track = vertices[pieces == rail]
+        for carriage in present:
             if carriage == rail or carriage in carried:
                 continue
-            if not rides(vertices, faces, face_pieces, pieces, rail, carriage, axis, centre, beyond, inside):
+            if not rides(vertices, faces, face_pieces, pieces, track, carriage, axis, centre, beyond, inside):
                 continue
             group = mounted_group(vertices, faces, face_pieces, pieces, carriage, rail, gap)
             carried.update(group)
@@ -80,18 +82,18 @@ def winding(vertices: np.ndarray, faces: np.ndarray, points: np.ndarray) -> np.n
                                          np.ascontiguousarray(points, dtype=np.float64)))
 
 
-def rides(vertices, faces, face_pieces, pieces, rail: int, carriage: int, axis, centre, beyond: float,
+def rides(vertices, faces, face_pieces, pieces, track: np.ndarray, carriage: int, axis, centre, beyond: float,
           inside: float) -> bool:
-    """Whether `carriage` rides on `rail` (axis, centre its centre line): the line passes through it
-    (the rail's whole cross-section is inside it) and the rail reaches beyond it both ways by
-    `beyond` times its length along the axis."""
-    along = (vertices[pieces == rail] - centre) @ axis
+    """Whether `carriage` rides on the rail whose vertices are track (k, 3) (axis, centre its centre
+    line): the line passes through it (the rail's whole cross-section is inside it) and the rail
+    reaches beyond it both ways by `beyond` times its length along the axis."""
+    along = (track - centre) @ axis
     span = (vertices[pieces == carriage] - centre) @ axis
     length = np.ptp(span)
     if along.min() > span.min() - beyond * length or along.max() < span.max() + beyond * length:
         return False
     across = np.linalg.svd(np.eye(3) - np.outer(axis, axis))[0][:, :2].T  # (2, 3) unit directions across
-    reach = np.abs((vertices[pieces == rail] - centre) @ across.T).max(0)  # the rail's half-widths
+    reach = np.abs((track - centre) @ across.T).max(0)  # the rail's half-widths
     middle = centre + axis * 0.5 * (span.min() + span.max())
     probes = middle + np.concatenate([across * reach[:, None], -across * reach[:, None]])
     return bool(np.all(winding(vertices, faces[face_pieces == carriage], probes) > inside))

@@ -175,3 +175,23 @@ def test_a_part_the_motions_hang_from_the_base_joins_the_heads_readout_on_its_ba
     labels, joints = joined(head_labels, head_joints, motion_labels, [lever], 0.2)
     assert labels.tolist() == [1, 1, 1, 1, 1, 1, 0, 0, 0, 2, 2]
     assert [(j.parent, j.child) for j in joints] == [(0, 1), (0, 2)]  # from the base, not from part 1
+
+
+def test_eval_articulation_pose_fit_scores_each_pair_through_the_true_joints(tmp_path, capsys):
+    """`neurok eval-articulation --pose-fit --truth` on a one-laptop dataset: two pairs, each fitted
+    through the laptop's own hinge, its value back and the fit above doing nothing."""
+    from neurok_ros.data.instance_format import save_instance
+
+    save_instance(tmp_path / "laptop_0003.npz", ARTICULATED_CATEGORIES["laptop"](3, 16))
+    (tmp_path / "manifest.json").write_text(json.dumps({"splits": {"val": ["laptop_0003.npz"]},
+                                                        "categories": {"laptop": {"kind": "articulated"}}}))
+    rows = tmp_path / "rows.json"
+    assert main(["eval-articulation", "--data", str(tmp_path), "--split", "val", "--pose-fit", "--truth",
+                 "--json", str(rows), "--device", "cpu"]) == 0
+    table = capsys.readouterr().out
+    assert "| **all** | " in table and "joint values right" in table
+    pairs = json.loads(rows.read_text())
+    assert 1 <= len(pairs) <= 2
+    for pair in pairs:
+        assert pair["joints_right"] and pair["joints_alike"] and pair["kept"] in ("joints", "learned"), pair
+        assert pair["iou"] > pair["identity_iou"] + 0.05

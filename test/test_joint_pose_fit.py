@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from box_objects import cabinet_drawer, laptop, two_doors
+import trimesh
+from box_objects import assemble, box, cabinet_drawer, chain, laptop, two_doors
 
+from neurok_ros.articulation.articulation import Joint
 from neurok_ros.geometry.surface_sampling import sample_surface
 from neurok_ros.kinematics.joint_pose_fit import fit_joint_pose, observed_chamfer, part_transforms
 
@@ -35,16 +37,30 @@ def test_joint_values_come_back_from_samples_of_the_posed_object(maker, truth, t
     assert observed_chamfer(fit.vertices, F, observed) < 1.1 * floor < observed_chamfer(V, F, observed)
 
 
-def test_the_fit_stays_within_the_limits_and_never_loses_to_rest():
+def test_a_pose_past_the_limits_is_found_unless_they_are_held_and_rest_stays_at_rest():
     V, F, articulation, _ = laptop(60.0)
     joint = articulation.joints[0]
-    beyond = posed(V, articulation, [joint.upper + 0.5])  # a pose past the limit
-    observed = sample_surface(beyond, F, 2048, np.random.default_rng(2)).points
-    fit = fit_joint_pose(V, F, articulation, observed)
-    assert joint.lower - 1e-9 <= fit.q[0] <= joint.upper + 1e-9
+    past = joint.upper + 0.5  # a readout's limits can be tighter than the object's
+    observed = sample_surface(posed(V, articulation, [past]), F, 2048, np.random.default_rng(2)).points
+    assert abs(fit_joint_pose(V, F, articulation, observed).q[0] - past) < np.radians(1.0)
+    held = fit_joint_pose(V, F, articulation, observed, hold_limits=True)
+    assert joint.lower - 1e-9 <= held.q[0] <= joint.upper + 1e-9
     at_rest = sample_surface(V, F, 2048, np.random.default_rng(3)).points
     still = fit_joint_pose(V, F, articulation, at_rest)
     assert abs(still.q[0]) < np.radians(1.0)
+
+
+def test_the_grid_start_finds_a_small_knob_turned_far_and_a_chain_folded_back():
+    """Without random starts (starts=2: q = 0 and the grid start): a descent from q = 0 leaves a
+    small part's large turn where it starts, as its share of the Chamfer is small."""
+    base, knob = box([-0.15, -0.15, 0.0], [0.15, 0.15, 0.02]), box([-0.025, -0.025, 0.02], [0.025, 0.025, 0.05])
+    pointer = box([0.025, -0.006, 0.03], [0.07, 0.006, 0.04])
+    dial = assemble([base, trimesh.util.concatenate([knob, pointer])],
+                    [Joint("knob", "revolute", [0, 0, 1], [0, 0, 0.02], -0.1, 0.1, 0, 1, 1.0)])
+    for truth, (V, F, articulation) in [([2.5], dial), ([1.0, -2.6], chain()[:3])]:
+        observed = sample_surface(posed(V, articulation, truth), F, 2048, np.random.default_rng(5)).points
+        fit = fit_joint_pose(V, F, articulation, observed, starts=2)
+        assert np.abs(fit.q - truth).max() < np.radians(2.0), (truth, fit.q)
 
 
 def test_one_view_fits_the_seen_side():

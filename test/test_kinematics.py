@@ -572,6 +572,10 @@ def test_cli_ik_through_a_saved_articulation_reports_the_joint_value(tmp_path, c
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["joints"]["hinge"] == pytest.approx(-0.5, abs=np.radians(1.0))
     assert summary["kept"] in ("joints", "learned") and summary["iou"] > 0.9
+    assert neurok_main(["ik", str(tmp_path / "source.ply"), str(tmp_path / "source.ply"), "--json", "--samples",
+                        "20000", "--device", "cpu", "--articulation", str(tmp_path / "laptop.json")]) == 0
+    still = json.loads(capsys.readouterr().out.strip().splitlines()[-1])  # a target at rest keeps the rest
+    assert still["kept"] == "rest" and still["iou"] > 0.99 and abs(still["joints"]["hinge"]) < np.radians(1.0)
     assert neurok_main(["ik", str(tmp_path / "source.ply"), str(tmp_path / "target.ply"), "--articulation",
                         str(tmp_path / "missing.json")]) == 2
     assert "cannot read the articulation" in capsys.readouterr().err

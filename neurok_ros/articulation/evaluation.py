@@ -99,22 +99,36 @@ def line_distance(point: np.ndarray, origin: np.ndarray, axis: np.ndarray) -> fl
     return float(np.linalg.norm(offset - axis * (offset @ axis)))
 
 
-def score_readout(predicted: Articulation, truth: list[TrueJoint], vertices: np.ndarray) -> list[dict]:
-    """One row per true joint (module docstring)."""
-    from scipy.optimize import linear_sum_assignment
-
-    diagonal = float(np.linalg.norm(np.ptp(vertices, axis=0)))
+def child_ious(predicted: Articulation, truth: list[TrueJoint]) -> np.ndarray:
+    """(true joints, predicted joints) IoU of the vertex sets the two joints move."""
     moved = [predicted.subtree(j.child) for j in predicted.joints]
     iou = np.zeros((len(truth), len(moved)))
     for a, true in enumerate(truth):
         for b, mask in enumerate(moved):
             union = np.logical_or(true.moved, mask).sum()
             iou[a, b] = np.logical_and(true.moved, mask).sum() / union if union else 0.0
-    match = dict(zip(*linear_sum_assignment(-iou))) if moved else {}
+    return iou
+
+
+def child_matches(predicted: Articulation, truth: list[TrueJoint]) -> dict:
+    """{true joint index: predicted joint index}, one to one by child IoU (Hungarian); true joints
+    left unmatched, or matched to a joint that moves none of their vertices, are absent."""
+    from scipy.optimize import linear_sum_assignment
+
+    iou = child_ious(predicted, truth)
+    if not iou.size:
+        return {}
+    return {int(a): int(b) for a, b in zip(*linear_sum_assignment(-iou)) if iou[a, b] > 0.0}
+
+
+def score_readout(predicted: Articulation, truth: list[TrueJoint], vertices: np.ndarray) -> list[dict]:
+    """One row per true joint (module docstring)."""
+    diagonal = float(np.linalg.norm(np.ptp(vertices, axis=0)))
+    iou, match = child_ious(predicted, truth), child_matches(predicted, truth)
     rows = []
     for a, true in enumerate(truth):
         b = match.get(a)
-        if b is None or iou[a, b] == 0.0:
+        if b is None:
             rows.append({"joint": true.name, "true_type": true.type, "type": False, "axis_deg": 90.0,
                          "pivot": 1.0 if true.type == "revolute" else None, "child_iou": 0.0})
             continue

@@ -15,9 +15,13 @@ def register(subparsers) -> None:
     parser.add_argument("--push", action="store_true",
                         help="also push each true moving part along its joint (0.3 m/s, 1 s, no gravity) through "
                              "the readout in joint coordinates and score the motion (docs/physics.md)")
+    parser.add_argument("--pose-fit", action="store_true",
+                        help="instead, fit each object's rest (frame 0) to two of its poses with `neurok ik`'s "
+                             "default path through the readout and score IoU and joint values "
+                             "(evaluation/joint_pose_checks.py; for datasets of neurok data real)")
     parser.add_argument("--truth", action="store_true",
                         help="use each object's own true parts and joints as the readout: what the push check "
-                             "gives a perfect readout")
+                             "(or --pose-fit) gives a perfect readout")
     add_model_options(parser)
     add_head_options(parser)
     parser.set_defaults(func=run)
@@ -56,8 +60,16 @@ def run(args) -> int:
     if not files:
         raise NeurokInputError(f"no articulated instance files of split {args.split!r} in {folder}")
     model, _ = load_model_from_args(args)
-    rows = evaluate_files(model, files, head=load_head_from_args(args, next(model.parameters()).device),
-                          push=args.push, truth=args.truth)
+    head = load_head_from_args(args, next(model.parameters()).device)
+    if args.pose_fit:
+        from neurok_ros.evaluation.joint_pose_checks import pose_fit_rows, pose_fit_table
+
+        rows = pose_fit_rows(model, files, head=head, truth=args.truth)
+        if args.json:
+            Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
+        print(pose_fit_table(rows))
+        return 0
+    rows = evaluate_files(model, files, head=head, push=args.push, truth=args.truth)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
     print(markdown_table(rows, args.group))

@@ -20,7 +20,7 @@ import time
 
 
 def register(subparsers) -> None:
-    from neurok_ros.cli.fit_options import add_fit_options
+    from neurok_ros.cli.fit_options import add_fit_options, add_hold_limits_option
     from neurok_ros.cli.model_options import add_model_options
     from neurok_ros.kinematics.scan_fit import SUPPORT_BAND
 
@@ -42,6 +42,7 @@ def register(subparsers) -> None:
                              "joint values first, each part rigid, then the learned deformation from that pose; "
                              "none (default): the learned fit alone (see neurok ik --help)")
     parser.add_argument("--seed", type=int, default=0)
+    add_hold_limits_option(parser)
     add_fit_options(parser)
     add_model_options(parser)
     parser.set_defaults(func=run)
@@ -66,7 +67,8 @@ def run(args) -> int:
         raise NeurokInputError("--points must be positive")
     if not 0 <= band < 1:
         raise NeurokInputError(f"--support-band must be in [0, 1), got {band:g}")
-    ik = fit_config(args, IKConfig(seed=args.seed, partial=args.partial))
+    ik = fit_config(args, IKConfig(seed=args.seed, partial=args.partial,
+                                   hold_joint_limits=args.hold_joint_limits))
     V, F = load_mesh(args.mesh)
     scan, dropped = load_points(args.scan, seed=args.seed)
     check_overlap(scan, V, args.scan)  # before the model loads

@@ -93,3 +93,9 @@ def fit_option_words(args) -> list[str]:
         else:
             words += [flag, repr(value) if isinstance(value, float) else str(value)]
     return words
+
+
+def add_hold_limits_option(parser: argparse.ArgumentParser) -> None:
+    """--hold-joint-limits (IKConfig.hold_joint_limits), for the commands that fit through joints."""
+    parser.add_argument("--hold-joint-limits", action="store_true",
+                        help=IKConfig.__dataclass_fields__["hold_joint_limits"].metadata["help"])

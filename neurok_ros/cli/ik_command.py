@@ -12,8 +12,9 @@ Those and the other fitting options are IKConfig's fields (cli/fit_options.py).
 
 With --articulation FILE or auto (SOURCE's readout, as `neurok articulate` gives it), an object
 with joints is fitted in its joint coordinates first, every part rigid (kinematics/joint_pose_fit.py);
-the learned fit then starts from that pose, and the better of the two by the fit's own objective on
-the observed samples is kept ("kept"). The fitted joint values are reported ("joints").
+the learned fit then starts from that pose, and of SOURCE, the joint pose and the learned fit the
+one nearest the observed samples by the fit's own objective is kept ("kept": rest, joints or learned;
+kinematics/joints_first_ik.py). The fitted joint values are reported ("joints").
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ import time
 
 
 def register(subparsers) -> None:
-    from neurok_ros.cli.fit_options import add_fit_options
+    from neurok_ros.cli.fit_options import add_fit_options, add_hold_limits_option
     from neurok_ros.cli.model_options import add_model_options
 
     parser = subparsers.add_parser("ik", help="inverse kinematics: fit SOURCE's learned pose space to TARGET")
@@ -43,6 +44,7 @@ def register(subparsers) -> None:
                              "the learned deformation from that pose, keeping the closer of the two; none: the "
                              "learned fit alone (docs/articulation.md compares them)")
     parser.add_argument("--seed", type=int, default=0)
+    add_hold_limits_option(parser)
     add_fit_options(parser)
     add_model_options(parser)
     parser.set_defaults(func=run)
@@ -61,10 +63,9 @@ def run(args) -> int:
     from neurok_ros.geometry.rigid_pieces import welded_pieces
     from neurok_ros.geometry.surface_sampling import sample_surface
     from neurok_ros.geometry.visibility import visible_samples
-    from neurok_ros.kinematics.fit_ensemble import fit_ensemble
     from neurok_ros.kinematics.ik_config import IKConfig
     from neurok_ros.kinematics.instance import EncodingConfig
-    from neurok_ros.kinematics.joint_pose_fit import fit_joint_pose, observed_chamfer
+    from neurok_ros.kinematics.joints_first_ik import fit_joints_first
     from neurok_ros.strict_json import json_line
 
     started = time.perf_counter()
@@ -77,7 +78,8 @@ def run(args) -> int:
         raise NeurokInputError("--target-points and --samples must be positive")
     if args.fits < 1:
         raise NeurokInputError(f"--fits must be a positive integer, got {args.fits}")
-    ik = fit_config(args, IKConfig(seed=args.seed, partial=args.camera is not None))
+    ik = fit_config(args, IKConfig(seed=args.seed, partial=args.camera is not None,
+                                   hold_joint_limits=args.hold_joint_limits))
     model, _ = load_model_from_args(args)
     rng = np.random.default_rng(args.seed)
     if args.camera is None:
@@ -85,15 +87,9 @@ def run(args) -> int:
     else:
         observed = visible_samples(V_t, F_t, np.asarray(args.camera), args.target_points, rng)
     articulation = chosen_articulation(args.articulation, len(V_s), lambda: articulate(model, V_s, F_s))
-    joints = (fit_joint_pose(V_s, F_s, articulation, observed, ik.partial, seed=args.seed)
-              if articulation is not None and articulation.joints else None)
-    start = V_s if joints is None else joints.vertices
-    ensemble = fit_ensemble(model, start, F_s, observed, args.fits, EncodingConfig(), ik)
-    instance, fitted = ensemble.members[0][0], ensemble.vertices
-    kept = "learned"
-    if joints is not None and (observed_chamfer(joints.vertices, F_s, observed, ik.partial, seed=args.seed)
-                               <= observed_chamfer(fitted, F_s, observed, ik.partial, seed=args.seed)):
-        fitted, kept = joints.vertices, "joints"
+    fit = fit_joints_first(model, V_s, F_s, observed, articulation, ik, args.fits, EncodingConfig())
+    joints, ensemble, fitted = fit.joints, fit.ensemble, fit.vertices
+    instance = ensemble.members[0][0]
     seconds = time.perf_counter() - started
     if args.out:
         save_mesh(args.out, fitted, F_s)
@@ -102,7 +98,7 @@ def run(args) -> int:
     rigid = int(welded_pieces(V_s, F_s).max()) + 1 if ik.rigid_pieces else 0  # the pieces the fit moves
     summary = {**scores, "k": instance.k, "k_q": instance.k_q, "fits": args.fits, "spread": spread,
                "rigid_pieces": rigid, "joints": joints.joint_values() if joints else None,
-               "kept": kept if joints else "learned", "seconds": round(seconds, 3)}
+               "kept": fit.kept, "seconds": round(seconds, 3)}
     if args.json:
         print(json_line(summary))
     else:
@@ -110,7 +106,7 @@ def run(args) -> int:
               f"IoU {scores['iou']:.4f}; k {instance.k}, k_q {instance.k_q}; "
               + (f"mean of {args.fits} fits (spread {spread:.5f}); " if args.fits > 1 else "")
               + (f"{rigid} rigid pieces; " if rigid else "")
-              + (f"joints {', '.join(f'{k} {v:.4g}' for k, v in joints.joint_values().items())} (kept: {kept}); "
+              + (f"joints {', '.join(f'{k} {v:.4g}' for k, v in joints.joint_values().items())} (kept: {fit.kept}); "
                  if joints else "")
               + f"fit in {seconds:.2f} s"
               + (f"; wrote {args.out}" if args.out else ""))

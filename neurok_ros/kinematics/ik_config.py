@@ -96,6 +96,10 @@ class IKConfig:
     q_keep: int = setting(2, "starts that go on after the first {q_prune_after} steps in q, those with the lowest "
                              "objective so far; 0: all", "--keep-starts", "non_negative", "N", ("--ik-keep-starts",))
     q_prune_after: int = setting(10, "steps in q before q_keep starts are kept", check="positive")
+    hold_joint_limits: bool = setting(False, "fitted through an articulation's joints, keep each within its "
+                                             "limits (ones you trust); otherwise a revolute joint may take any "
+                                             "angle and a prismatic one its limits widened by its part's length, "
+                                             "as a readout's limits are estimates")
     seed: int = setting(0, "seed of the fit's samples and starts")
 
     def __post_init__(self):

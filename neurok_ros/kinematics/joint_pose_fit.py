@@ -8,11 +8,16 @@ surface points, every part moved by its exact rigid motion along the kinematic t
 
 The objective is the IK's Chamfer-L2 (objectives.chamfer_l2) between `points` area-uniform samples
 of the posed surface and the observed points (with `partial`, only observed -> posed: a depth view
-sees part of the surface). Several starts (q = 0, then uniform draws inside the joint limits) descend together
-with Adam on q, the prismatic values in units of the mesh's diagonal, clamped to the limits after
-each step, until the best start has not improved by 0.01 % for `patience` steps; the start with the
-least loss wins. q = 0 is one of the starts, so the fit never ends worse than not moving at all by
-its own objective.
+sees part of the surface). The values searched are each joint's span (search_span): a full turn for
+a revolute joint and the limits widened by the part's own length for a prismatic one, since a
+readout's limits are only what its evidence suggests; with hold_limits, the articulation's limits
+(a URDF you trust). Several starts descend together with Adam on q, the prismatic values in units
+of the mesh's diagonal, clamped to the span after each step, until the best start has not improved
+by 0.01 % for `patience` steps: q = 0, the grid start (grid_start: coordinate sweeps over a grid of
+each joint's span, then finer ones), and uniform draws in the span. Each start's best pose, and
+q = 0 itself, are the candidates; the one with the least loss on CHECK_POINTS fresh samples wins
+(a pose picked on the descent's own samples fits their noise), so the fit never ends worse than not
+moving at all by its own objective.
 """
 from __future__ import annotations
 
@@ -27,6 +32,10 @@ from neurok_ros.geometry.surface_sampling import sample_surface
 from neurok_ros.kinematics.objectives import chamfer_l2
 
 SPAN_WITHOUT_LIMIT = (np.pi / 2, 0.25)  # revolute rad, prismatic fraction of the diagonal
+GRID = 36  # values per joint of the grid start (10 degrees apart over a full turn)
+SWEEPS = 2  # coordinate sweeps of the grid start
+REFINE = 3  # finer sweeps after them
+CHECK_POINTS = 4096  # fresh rest samples that judge the candidates
 
 
 @dataclass
@@ -73,9 +82,51 @@ def part_transforms(articulation: Articulation, q: torch.Tensor) -> tuple[torch.
     return torch.stack(rotations, 1), torch.stack(translations, 1)
 
 
+def search_span(vertices: np.ndarray, articulation: Articulation, hold_limits: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(J,) lower and upper joint values the fit searches (rad or mesh units): with hold_limits, the
+    articulation's limits (a revolute joint's within one turn); otherwise a revolute joint's full turn
+    and a prismatic joint's limits widened by the moving part's own length along its axis each way (a
+    readout's limits are what the learned motions and contacts suggest; where the part is, the
+    observation says)."""
+    diagonal = float(np.linalg.norm(np.ptp(vertices, axis=0)))
+    lower, upper = [], []
+    for joint in articulation.joints:
+        revolute = joint.type == "revolute"
+        lo, hi = (max(joint.lower, -np.pi), min(joint.upper, np.pi)) if revolute else (joint.lower, joint.upper)
+        if not hold_limits:
+            moving = vertices[articulation.subtree(joint.child)] @ joint.axis
+            length = float(np.ptp(moving)) if len(moving) else 0.0
+            lo, hi = (-np.pi, np.pi) if revolute else (min(lo, 0.0) - length, max(hi, 0.0) + length)
+        default = SPAN_WITHOUT_LIMIT[0] if revolute else SPAN_WITHOUT_LIMIT[1] * diagonal
+        lower.append(lo if np.isfinite(lo) else -default)
+        upper.append(hi if np.isfinite(hi) else default)
+    return np.array(lower), np.array(upper)
+
+
+def grid_start(losses, lower: np.ndarray, upper: np.ndarray, count: int = GRID, sweeps: int = SWEEPS) -> np.ndarray:
+    """(J,) joint values from coordinate sweeps over a grid: joint by joint, the best of `count` values
+    across its span, the others where the sweep left them (first at 0), `sweeps` times over; then the
+    same over 9 values within one step of each value, the step a quarter as long each time (REFINE
+    times). It finds what a descent would leave where it starts: a small part (a knob) whose share of
+    the Chamfer is small, a pole hanging the other way once its cart has moved."""
+    q = np.zeros(len(lower))
+    step = (upper - lower) / (count - 1)
+    with torch.no_grad():
+        for level in range(sweeps + REFINE):
+            for j in range(len(q)):
+                values = (np.linspace(lower[j], upper[j], count) if level < sweeps
+                          else np.clip(q[j] + step[j] * np.linspace(-1.0, 1.0, 9), lower[j], upper[j]))
+                poses = np.tile(q, (len(values), 1))
+                poses[:, j] = values
+                q[j] = values[int(torch.argmin(losses(torch.as_tensor(poses))))]
+            if level >= sweeps:
+                step = step / 4.0
+    return q
+
+
 def fit_joint_pose(vertices, faces, articulation: Articulation, observed, partial: bool = False,
                    points: int = 1024, starts: int = 8, steps: int = 150, rate: float = 0.03,
-                   patience: int = 20, seed: int = 0) -> JointPoseFit:
+                   patience: int = 20, seed: int = 0, hold_limits: bool = False) -> JointPoseFit:
     """See the module docstring; vertices (n, 3) and observed (M, 3) in the same frame and units."""
     V = np.asarray(vertices, dtype=np.float64)
     F = np.asarray(faces, dtype=np.int64)
@@ -83,35 +134,38 @@ def fit_joint_pose(vertices, faces, articulation: Articulation, observed, partia
     if not articulation.joints:
         return JointPoseFit(np.zeros(0), names, V.copy(), float("nan"), 0)
     rng = np.random.default_rng(seed)
-    samples = sample_surface(V, F, points, rng)
-    sample_parts = torch.as_tensor(face_labels(F, articulation.labels)[samples.face_ids])
-    rest = torch.as_tensor(samples.points)
+    per_face = face_labels(F, articulation.labels)
+    fitted_on, judged_on = (sample_surface(V, F, count, rng) for count in (points, CHECK_POINTS))
     target = torch.as_tensor(np.asarray(observed, dtype=np.float64).reshape(-1, 3))
     diagonal = float(np.linalg.norm(np.ptp(V, axis=0)))
     prismatic = np.array([joint.type == "prismatic" for joint in articulation.joints])
     scale = torch.as_tensor(np.where(prismatic, diagonal, 1.0))
-    lower = np.array([joint.lower for joint in articulation.joints])
-    upper = np.array([joint.upper for joint in articulation.joints])
-    span = np.where(prismatic, SPAN_WITHOUT_LIMIT[1] * diagonal, SPAN_WITHOUT_LIMIT[0])
-    lower = np.where(np.isfinite(lower), lower, -span)
-    upper = np.where(np.isfinite(upper), upper, span)
-    first = np.zeros((1, len(names)))
-    draws = rng.uniform(lower, upper, size=(max(starts - 1, 0), len(names)))
+    lower, upper = search_span(V, articulation, hold_limits)
+
+    def losses(values: torch.Tensor, samples=fitted_on) -> torch.Tensor:
+        """(S,) Chamfer of the poses at joint values (S, J), rad or mesh units, from the rest surface's
+        samples moved with their parts."""
+        R, t = part_transforms(articulation, values)
+        parts = torch.as_tensor(per_face[samples.face_ids])
+        posed = (R[:, parts] @ torch.as_tensor(samples.points)[None, :, :, None])[..., 0] + t[:, parts]
+        return chamfer_l2(posed, target, one_sided=partial)
+
+    first = np.stack([np.zeros(len(names)), grid_start(losses, lower, upper)])
+    draws = rng.uniform(lower, upper, size=(max(starts - len(first), 0), len(names)))
     u = torch.tensor(np.concatenate([first, draws]) / scale.numpy(), requires_grad=True)
     low, high = torch.as_tensor(lower) / scale, torch.as_tensor(upper) / scale
     optimiser = torch.optim.Adam([u], lr=rate)
 
-    def losses(values: torch.Tensor) -> torch.Tensor:
-        R, t = part_transforms(articulation, values * scale)
-        posed = (R[:, sample_parts] @ rest[None, :, :, None])[..., 0] + t[:, sample_parts]
-        return chamfer_l2(posed, target, one_sided=partial)
-
+    kept_u, kept_loss = u.detach().clone(), torch.full((len(u),), np.inf, dtype=u.dtype)  # each start's best
     best_so_far, quiet, taken = np.inf, 0, 0
     while taken < steps:
         taken += 1
         optimiser.zero_grad(set_to_none=True)
-        current = losses(u)
+        current = losses(u * scale)
         current.sum().backward()
+        with torch.no_grad():
+            better = current < kept_loss
+            kept_u[better], kept_loss[better] = u[better], current[better]
         optimiser.step()
         with torch.no_grad():
             u.copy_(torch.maximum(torch.minimum(u, high), low))
@@ -121,8 +175,8 @@ def fit_joint_pose(vertices, faces, articulation: Articulation, observed, partia
         if quiet >= patience:  # the best start has stopped improving
             break
     with torch.no_grad():
-        candidates = torch.cat([u, torch.zeros_like(u[:1])])  # and q = 0 itself, never worse than it
-        final = losses(candidates)
+        candidates = torch.cat([torch.zeros_like(u[:1]), kept_u, u])  # and q = 0 itself, never worse than it
+        final = losses(candidates * scale, judged_on)  # samples the descent never saw: no selection bias
         best = int(torch.argmin(final))
         q = (candidates[best] * scale).numpy().copy()
         R, t = part_transforms(articulation, torch.as_tensor(q)[None])

@@ -140,7 +140,7 @@ def fit_scan_through_joints(encode, vertices: np.ndarray, faces: np.ndarray, sca
     check_overlap(scan, vertices)
     on_object = drop_support(scan, vertices, support_band * float(np.linalg.norm(np.ptp(vertices, axis=0))))
     seen = on_object[np.random.default_rng(seed).permutation(len(on_object))[:points]]
-    joints = fit_joint_pose(vertices, faces, articulation, seen, partial, seed=seed)
+    joints = fit_joint_pose(vertices, faces, articulation, seen, partial, seed=seed, hold_limits=ik.hold_joint_limits)
     fit = fit_scan(encode(joints.vertices), joints.vertices, faces, scan, partial, points, seed, support_band, trim,
                    rigid_pieces, ik)
     rigid = surface_distances(on_object, joints.vertices, faces)

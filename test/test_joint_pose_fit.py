@@ -70,3 +70,37 @@ def test_one_view_fits_the_seen_side():
     seen = observed[observed[:, 1] > np.median(observed[:, 1])]  # half the object, as one view sees it
     fit = fit_joint_pose(V, F, articulation, seen, partial=True)
     assert abs(fit.q[0] + 0.5) < np.radians(3.0)
+
+
+def test_a_hinge_line_read_beside_the_true_one_is_refined_with_the_value():
+    from dataclasses import replace
+
+    from neurok_ros.articulation.evaluation import line_distance
+
+    V, F, articulation, facts = laptop(60.0)
+    observed = sample_surface(posed(V, articulation, [-0.8]), F, 2048, np.random.default_rng(1)).points
+    tilted = np.array([1.0, 0.0, np.tan(np.radians(4.0))])
+    off = replace(articulation, joints=[replace(articulation.joints[0], axis=tilted / np.linalg.norm(tilted),
+                                                origin=articulation.joints[0].origin + [0.0, 0.02, 0.0])])
+    fit = fit_joint_pose(V, F, off, observed)
+    line = fit.articulation.joints[0]
+    assert abs(fit.q[0] + 0.8) < np.radians(0.3)  # 0.9 degrees off without the refinement
+    assert line_distance(facts["hinge"], line.origin, line.axis) < 0.01  # from 0.02 m
+    assert fit_joint_pose(V, F, off, observed, refine=False).articulation.joints[0].origin == pytest.approx(
+        off.joints[0].origin)
+
+
+def test_a_knob_hinged_beside_itself_turns_about_its_own_centre():
+    """A stove's dial with a grip bar across it, its line read 5 cm off its middle: turned 1 rad, it
+    is fitted about its centre line (the grip is the same after a half turn: the value mod pi)."""
+    from dataclasses import replace
+
+    base, knob = box([-0.15, -0.15, 0.0], [0.15, 0.15, 0.02]), box([-0.025, -0.025, 0.02], [0.025, 0.025, 0.05])
+    grip = box([-0.025, -0.006, 0.05], [0.025, 0.006, 0.07])
+    V, F, articulation = assemble([base, trimesh.util.concatenate([knob, grip])],
+                                  [Joint("knob", "revolute", [0, 0, 1], [0, 0, 0.02], -0.1, 0.1, 0, 1, 1.0)])
+    observed = sample_surface(posed(V, articulation, [1.0]), F, 2048, np.random.default_rng(5)).points
+    beside = replace(articulation, joints=[replace(articulation.joints[0], origin=np.array([0.04, 0.03, 0.02]))])
+    fit = fit_joint_pose(V, F, beside, observed)
+    assert np.linalg.norm(fit.articulation.joints[0].origin[:2]) < 0.002
+    assert abs((fit.q[0] - 1.0 + np.pi / 2) % np.pi - np.pi / 2) < np.radians(5.0)

@@ -559,6 +559,7 @@ def test_cli_ik_and_sample(tmp_path, laptop, capsys):
 def test_cli_ik_through_a_saved_articulation_reports_the_joint_value(tmp_path, capsys):
     from box_objects import laptop as box_laptop
 
+    from neurok_ros.articulation.articulation import Articulation
     from neurok_ros.kinematics.joint_pose_fit import part_transforms
 
     V, F, articulation, _ = box_laptop(60.0)
@@ -568,9 +569,15 @@ def test_cli_ik_through_a_saved_articulation_reports_the_joint_value(tmp_path, c
     save_mesh(tmp_path / "target.ply", target, F)
     articulation.save(tmp_path / "laptop.json")
     assert neurok_main(["ik", str(tmp_path / "source.ply"), str(tmp_path / "target.ply"), "--json", "--samples",
-                        "20000", "--device", "cpu", "--articulation", str(tmp_path / "laptop.json")]) == 0
+                        "20000", "--device", "cpu", "--articulation", str(tmp_path / "laptop.json"),
+                        "--articulation-out", str(tmp_path / "refined.json")]) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["joints"]["hinge"] == pytest.approx(-0.5, abs=np.radians(1.0))
+    refined = Articulation.load(tmp_path / "refined.json", len(V))  # the hinge's line, as the fit left it
+    assert [j.name for j in refined.joints] == ["hinge"] and np.array_equal(refined.labels, articulation.labels)
+    assert abs(refined.joints[0].axis @ articulation.joints[0].axis) > np.cos(np.radians(2.0))
+    assert neurok_main(["ik", str(tmp_path / "source.ply"), str(tmp_path / "target.ply"), "--articulation", "none",
+                        "--articulation-out", str(tmp_path / "x.json")]) == 2
     assert summary["kept"] in ("joints", "learned") and summary["iou"] > 0.9
     assert neurok_main(["ik", str(tmp_path / "source.ply"), str(tmp_path / "source.ply"), "--json", "--samples",
                         "20000", "--device", "cpu", "--articulation", str(tmp_path / "laptop.json")]) == 0

@@ -1,4 +1,4 @@
-"""`neurok ik` cost on a 10k-vertex mesh (issue 4's floor: 20 s on 2 cores): the command run in this
+"""`neurok ik` cost on a 10k-vertex mesh (the floor: 20 s on 2 cores): the command run in this
 process (mesh loading, model loading, encoding, the fit, decoding and the 100k-sample metrics), on a
 target with the lid turned 0.3 rad and on an unmoved one, then once as a fresh process, which adds
 Python start-up and the torch import."""
@@ -51,7 +51,7 @@ def benchmark_inverse_kinematics(repeats: int = 3) -> tuple[list[Measurement], s
         return (f"Chamfer-L1 {report['chamfer_l1']:.4f}, IoU {report['iou']:.3f}, "
                 f"its own `seconds` {report['seconds']:.1f}")
 
-    note = (f"Issue 4 asks for at most 20 s on 2 cores. The rows time the whole command, its 100k-sample "
+    note = (f"The floor is 20 s on 2 cores. The rows time the whole command, its 100k-sample "
             f"metrics included; the `seconds` it reports run from loading the meshes to the decoded fit. "
             f"Last runs: lid turned, {scores(reports['turned'])}; "
             f"unmoved, {scores(reports['unmoved'])}; fresh process, {scores(reports['process'])} "

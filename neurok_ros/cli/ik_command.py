@@ -12,7 +12,8 @@ Those and the other fitting options are IKConfig's fields (cli/fit_options.py).
 
 With --articulation FILE or auto (SOURCE's readout, as `neurok articulate` gives it), an object
 with joints is fitted in its joint coordinates first, every part rigid (kinematics/joint_pose_fit.py);
-the learned fit then starts from that pose, and of SOURCE, the joint pose and the learned fit the
+the joint lines are refined where their parts moved far (--articulation-out writes them), the
+learned fit then starts from that pose, and of SOURCE, the joint pose and the learned fit the
 one nearest the observed samples by the fit's own objective is kept ("kept": rest, joints or learned;
 kinematics/joints_first_ik.py). The fitted joint values are reported ("joints").
 """
@@ -43,6 +44,9 @@ def register(subparsers) -> None:
                              "--out`, or one you corrected): fit the joint values first, each part rigid, then "
                              "the learned deformation from that pose, keeping the closer of the two; none: the "
                              "learned fit alone (docs/articulation.md compares them)")
+    parser.add_argument("--articulation-out", metavar="FILE",
+                        help="write the articulation with the joint lines as the fit refined them here (the "
+                             "format of `neurok articulate --out`): a second pose shows where a joint's line is")
     parser.add_argument("--seed", type=int, default=0)
     add_hold_limits_option(parser)
     add_fit_options(parser)
@@ -78,6 +82,8 @@ def run(args) -> int:
         raise NeurokInputError("--target-points and --samples must be positive")
     if args.fits < 1:
         raise NeurokInputError(f"--fits must be a positive integer, got {args.fits}")
+    if args.articulation_out and args.articulation == "none":
+        raise NeurokInputError("--articulation-out needs an articulation: --articulation auto or FILE")
     ik = fit_config(args, IKConfig(seed=args.seed, partial=args.camera is not None,
                                    hold_joint_limits=args.hold_joint_limits))
     model, _ = load_model_from_args(args)
@@ -93,6 +99,8 @@ def run(args) -> int:
     seconds = time.perf_counter() - started
     if args.out:
         save_mesh(args.out, fitted, F_s)
+    if args.articulation_out:
+        (articulation if joints is None else joints.articulation).save(args.articulation_out)
     scores = metrics_in_frame((fitted, F_s), (V_t, F_t), instance.transform, args.samples)
     spread = float(ensemble.spread.mean()) * instance.transform.scale if args.fits > 1 else None
     rigid = int(welded_pieces(V_s, F_s).max()) + 1 if ik.rigid_pieces else 0  # the pieces the fit moves
@@ -109,6 +117,7 @@ def run(args) -> int:
               + (f"joints {', '.join(f'{k} {v:.4g}' for k, v in joints.joint_values().items())} (kept: {fit.kept}); "
                  if joints else "")
               + f"fit in {seconds:.2f} s"
-              + (f"; wrote {args.out}" if args.out else ""))
+              + (f"; wrote {args.out}" if args.out else "")
+              + (f"; wrote {args.articulation_out}" if args.articulation_out else ""))
     return 0
 

@@ -195,3 +195,7 @@ def test_eval_articulation_pose_fit_scores_each_pair_through_the_true_joints(tmp
     for pair in pairs:
         assert pair["joints_right"] and pair["joints_alike"] and pair["kept"] in ("joints", "learned"), pair
         assert pair["iou"] > pair["identity_iou"] + 0.05
+    assert main(["eval-articulation", "--data", str(tmp_path), "--split", "val", "--pose-fit", "--no-joints",
+                 "--partial-view", "--json", str(rows), "--device", "cpu"]) == 0  # one view, the learned fit alone
+    capsys.readouterr()
+    assert all(pair["kept"] == "learned" and pair["values"] == [] for pair in json.loads(rows.read_text()))

@@ -104,3 +104,14 @@ def test_a_knob_hinged_beside_itself_turns_about_its_own_centre():
     fit = fit_joint_pose(V, F, beside, observed)
     assert np.linalg.norm(fit.articulation.joints[0].origin[:2]) < 0.002
     assert abs((fit.q[0] - 1.0 + np.pi / 2) % np.pi - np.pi / 2) < np.radians(5.0)
+
+
+def test_a_door_the_view_does_not_show_stays_where_it_was():
+    """One view sees the left door, turned 1.2 rad, and nothing of the right one: the right door gets
+    no pull from the one-sided objective, and stays at 0 instead of where a random start left it."""
+    V, F, articulation, _ = two_doors()
+    observed = sample_surface(posed(V, articulation, [1.2, 0.0]), F, 4096, np.random.default_rng(7)).points
+    seen = observed[observed[:, 0] < -0.1]  # the left third of the cabinet, the left door's side
+    for seed in range(3):
+        fit = fit_joint_pose(V, F, articulation, seen, partial=True, seed=seed)
+        assert abs(fit.q[0] - 1.2) < np.radians(3.0) and fit.q[1] == 0.0, (seed, fit.q)

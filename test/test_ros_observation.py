@@ -3,8 +3,8 @@
 Message tests read clouds laid out as camera drivers publish them (organised, padded, rgb, float64,
 big-endian). The node test runs the real model in a real rclpy node: a one-sided view of the laptop
 with its lid turned moves the state, an action then starts from the fitted shape, bad clouds are
-refused with a reason and keep the state, a view of the mesh as received goes back to it, and with
-observation_joints the readout's hinge angle is fitted first.
+refused with a reason and keep the state, a view of the mesh as received goes back to it; by default
+(observation_joints) the readout's hinge angle is fitted first, and without it the learned fit alone.
 """
 import json
 
@@ -105,6 +105,10 @@ def test_an_observation_sets_the_state_actions_start_from(ros_context):
         status = _observation_event(h, observe, view)
         assert status.level == DiagnosticStatus.OK and "moved from the received mesh" in status.message, status.message
         state = h.state()
+        # by default the readout's hinge is fitted first: its angle is the lid's turn
+        assert h.node.get_parameter("observation_joints").value and "joints joint_1" in status.message, status.message
+        name, angle = state["observation_joints"].split()
+        assert state["observation_kept"] in ("joints", "learned") and abs(abs(float(angle)) - 0.35) < 0.05, state
         assert state["observation_moved"] == "true" and state["mesh_key"] != received_key
         assert int(state["observation_support_points"]) > 0  # the base's bottom edge, within the table band
         assert float(state["observation_residual_p90_m"]) < 0.5 * float(state["observation_received_residual_p90_m"])
@@ -131,13 +135,11 @@ def test_an_observation_sets_the_state_actions_start_from(ros_context):
                      and np.allclose(marker_to_mesh(h.meshes[-1]).vertices, V, atol=1e-6), 10,
                      "the received mesh back in use and on ~/trajectory_mesh")
 
-        # with observation_joints, the readout's hinge is fitted first: its angle is the lid's turn
-        h.node.set_parameters([Parameter("observation_joints", value=True)])
-        joined = _observation_event(h, observe, view)
-        assert joined.level == DiagnosticStatus.OK and "joints joint_1" in joined.message, joined.message
-        state = h.state()
-        name, angle = state["observation_joints"].split()
-        assert state["observation_kept"] in ("joints", "learned") and abs(abs(float(angle)) - 0.35) < 0.05, state
+        # without observation_joints, the learned fit alone: no joint values
+        h.node.set_parameters([Parameter("observation_joints", value=False)])
+        alone = _observation_event(h, observe, view)
+        assert alone.level == DiagnosticStatus.OK and "joints" not in alone.message, alone.message
+        assert h.state()["observation_kept"] == "learned"
         fitted = marker_to_mesh(h.meshes[-1]).vertices
         assert surface_distances(target[lid], fitted, F)[0] < 0.4 * to_received
     finally:

@@ -19,6 +19,11 @@ def register(subparsers) -> None:
                         help="instead, fit each object's rest (frame 0) to two of its poses with `neurok ik`'s "
                              "default path through the readout and score IoU and joint values "
                              "(evaluation/joint_pose_checks.py; for datasets of neurok data real)")
+    parser.add_argument("--no-joints", action="store_true",
+                        help="with --pose-fit: the learned fit alone (`neurok ik --articulation none`)")
+    parser.add_argument("--partial-view", action="store_true",
+                        help="with --pose-fit: the fit sees the target from one seeded camera only, as one depth "
+                             "image (as `neurok eval --partial-view`)")
     parser.add_argument("--truth", action="store_true",
                         help="use each object's own true parts and joints as the readout: what the push check "
                              "(or --pose-fit) gives a perfect readout")
@@ -64,7 +69,8 @@ def run(args) -> int:
     if args.pose_fit:
         from neurok_ros.evaluation.joint_pose_checks import pose_fit_rows, pose_fit_table
 
-        rows = pose_fit_rows(model, files, head=head, truth=args.truth)
+        joints = "truth" if args.truth else "none" if args.no_joints else "readout"
+        rows = pose_fit_rows(model, files, head=head, joints=joints, partial_view=args.partial_view)
         if args.json:
             Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
         print(pose_fit_table(rows))

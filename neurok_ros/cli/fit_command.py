@@ -10,9 +10,10 @@ coordinates and how far the scan's points lie from the fitted surface and from M
 writes the fitted mesh (MESH's vertices, in MESH's order, moved), which `neurok simulate` takes as
 the state to start from. The fitting options (--trim, --no-rigid-pieces, --keep-starts...) are
 IKConfig's fields, as in `neurok ik` and `neurok eval` (cli/fit_options.py). With --articulation
-FILE or auto, as in `neurok ik`, the joint values are fitted first (each part rigid, on the scan's
-object points), the learned fit starts from that pose, the one nearer the scan is kept ("kept"),
-and the joint values are printed ("joints").
+auto (the default) or FILE, as in `neurok ik`, the joint values are fitted first (each part rigid,
+on the scan's object points), the learned fit starts from that pose, of MESH as given, the joint
+pose and the learned fit the one nearest the scan is kept ("kept"), and the joint values are
+printed ("joints"); --articulation none: the learned fit alone.
 """
 from __future__ import annotations
 
@@ -37,10 +38,10 @@ def register(subparsers) -> None:
     parser.add_argument("--out", help="write the fitted mesh here (ply, obj, stl, off, glb)")
     parser.add_argument("--png", help="also draw the scan over MESH and over the fitted shape here")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--articulation", default="none", metavar="none|auto|FILE",
-                        help="FILE (a readout saved by `neurok articulate --out`) or auto (MESH's readout): fit the "
-                             "joint values first, each part rigid, then the learned deformation from that pose; "
-                             "none (default): the learned fit alone (see neurok ik --help)")
+    parser.add_argument("--articulation", default="auto", metavar="auto|none|FILE",
+                        help="auto (default: MESH's readout) or FILE (a readout saved by `neurok articulate --out`): "
+                             "fit the joint values first, each part rigid, then the learned deformation from that "
+                             "pose; none: the learned fit alone (see neurok ik --help)")
     parser.add_argument("--seed", type=int, default=0)
     add_hold_limits_option(parser)
     add_fit_options(parser)

@@ -2,8 +2,8 @@
 
 For every object (an instance of `neurok data real`, frame 0 its rest), two pairs: the rest to the
 first joint's largest single-joint pose, and the rest to the most-moved pose (largest mean vertex
-displacement). The fit sees TARGET_POINTS area-uniform samples of the target's surface and runs
-through the rest's readout (kinematics/joints_first_ik.py). A pair scores:
+displacement). The fit sees TARGET_POINTS area-uniform samples of the target's surface (or those of
+them one camera sees) and runs through the rest's readout (kinematics/joints_first_ik.py). A pair scores:
   identity_iou  the rest's volumetric IoU with the target (doing nothing)
   iou           the kept fit's
   kept          rest, joints or learned
@@ -108,38 +108,51 @@ def looks_alike(instance, target: int, fitted_pose: np.ndarray, joint, tolerance
 
 
 def pose_fit_rows(model, paths: list, progress: bool = True, readout_config=None, head="auto",
-                  truth: bool = False) -> list[dict]:
-    """One row per pair of every instance file (module docstring); truth: fit through the instance's
-    own parts and joints (articulation.evaluation.true_articulation) instead of the readout."""
+                  joints: str = "readout", partial_view: bool = False) -> list[dict]:
+    """One row per pair of every instance file (module docstring). joints: "readout" (the mesh's
+    readout, `neurok ik`'s default), "truth" (the instance's own parts and joints,
+    articulation.evaluation.true_articulation) or "none" (the learned fit alone); partial_view: the
+    fit sees only the target's samples visible from one seeded camera (evaluation.pose_pairs.pair_camera),
+    one depth image, and fits the one-sided Chamfer."""
+    from dataclasses import replace
+
     from tqdm import tqdm
 
     from neurok_ros.articulation.readout import ReadoutConfig, articulate
     from neurok_ros.data.instance_format import load_instance
+    from neurok_ros.evaluation.pose_pairs import pair_camera
     from neurok_ros.geometry.metrics import metrics_in_frame
     from neurok_ros.geometry.surface_sampling import sample_surface
+    from neurok_ros.geometry.visibility import visible_samples
+    from neurok_ros.kinematics.ik_config import IKConfig
     from neurok_ros.kinematics.joints_first_ik import fit_joints_first
 
+    ik = replace(IKConfig(), partial=partial_view)
     rows = []
     for path in tqdm(paths, desc="pose fits", unit="object", disable=not progress):
-        instance = load_instance(path)
+        instance, name = load_instance(path), str(path).rsplit("/", 1)[-1].removesuffix(".npz")
         rest, faces = instance.frames[0].astype(np.float64), instance.faces
-        readout = (true_articulation(instance, 0) if truth
-                   else articulate(model, rest, faces, readout_config or ReadoutConfig(), head))
+        if joints == "readout":
+            readout = articulate(model, rest, faces, readout_config or ReadoutConfig(), head)
+        else:
+            readout = true_articulation(instance, 0) if joints == "truth" else None
         for target in pose_pair_frames(instance):
             posed = instance.frames[target].astype(np.float64)
-            observed = sample_surface(posed, faces, TARGET_POINTS, np.random.default_rng(0)).points
+            rng = np.random.default_rng(0)
+            observed = (visible_samples(posed, faces, pair_camera(posed, 0, name), TARGET_POINTS, rng) if partial_view
+                        else sample_surface(posed, faces, TARGET_POINTS, rng).points)
             started = time.perf_counter()
-            fit = fit_joints_first(model, rest, faces, observed, readout)
+            fit = fit_joints_first(model, rest, faces, observed, readout, ik)
             seconds = time.perf_counter() - started
             transform = fit.ensemble.members[0][0].transform
             joint_fit = (None, None) if fit.joints is None else (fit.joints.q, fit.joints.vertices)
-            right, alike, values = joint_values_right(readout, instance, joint_fit[0], target, joint_fit[1])
+            right, alike, values = (joint_values_right(readout, instance, joint_fit[0], target, joint_fit[1])
+                                    if readout is not None else (False, False, []))
             iou = [metrics_in_frame((pose, faces), (posed, faces), transform, METRIC_SAMPLES)["iou"]
                    for pose in (rest, fit.vertices)]
-            rows.append({"object": str(path).rsplit("/", 1)[-1].removesuffix(".npz"), "target": target,
-                         "identity_iou": iou[0], "iou": iou[1], "kept": fit.kept, "joints_right": bool(right),
-                         "joints_alike": bool(alike),
-                         "values": values, "seconds": seconds})
+            rows.append({"object": name, "target": target, "identity_iou": iou[0], "iou": iou[1], "kept": fit.kept,
+                         "joints_right": bool(right), "joints_alike": bool(alike), "values": values,
+                         "seconds": seconds})
     return rows
 
 

@@ -20,7 +20,8 @@ readout's limits are only what its evidence suggests; with hold_limits, the arti
   mesh's diagonal, clamped to the span, until the best start has not improved by 0.01 % for
   `patience` steps. Each start's best pose, and q = 0 itself, are the candidates; the one with the
   least loss on CHECK_POINTS fresh samples wins (a pose picked on the descent's own samples fits
-  their noise), so the fit never ends worse than not moving at all by its own objective.
+  their noise), so the fit never ends worse than not moving at all by its own objective. Then each
+  joint goes back to 0 where the observation does not ask for its value (still_where_unseen).
 - Lines: the winner's joint lines are then refined with its values (refine_lines): each axis may
   tilt by up to AXIS_TILT and each line shift across itself by up to LINE_SHIFT of the diagonal,
   where the joint moved its part at least MOVED of the diagonal on average (moved_far). A
@@ -47,6 +48,7 @@ CHECK_POINTS = 4096  # fresh rest samples that judge the candidates
 CENTRE_GAIN = 0.02  # a joint's line through its part's centre is kept where it fits 2 % better
 SWEEP_GAIN = 0.01  # a sweep moves a joint only where that lowers the loss by 1 %
 MOVED = 0.02  # of the diagonal: a line is refined only where its part's samples moved this far on average
+UNSEEN = 0.002  # a joint goes back to 0 where that raises the chosen pose's loss by at most 0.2 %
 AXIS_TILT = 0.2  # rad, per component of the axis's change across itself
 LINE_SHIFT = 0.05  # of the diagonal, per component of the line's shift across itself
 LINE_STEPS = 150  # Adam steps of refine_lines
@@ -229,6 +231,23 @@ def moved_far(articulation: Articulation, q: torch.Tensor, lines, parts: np.ndar
     return torch.tensor(out)
 
 
+def still_where_unseen(losses, u: torch.Tensor, scale: torch.Tensor, lines, samples, loss: float):
+    """(u, loss) with each joint, in turn, back at 0 wherever that raises the loss on `samples` by at
+    most UNSEEN: a value the observation does not ask for stays at the input pose (from one view, a
+    part nobody sees gets no pull, and a random start leaves it anywhere; a wheel's half turn)."""
+    u = u.clone()
+    with torch.no_grad():
+        for j in range(len(u)):
+            if float(u[j]) == 0.0:
+                continue
+            trial = u.clone()
+            trial[j] = 0.0
+            trial_loss = float(losses((trial * scale)[None], lines, samples)[0])
+            if trial_loss <= loss * (1.0 + UNSEEN):
+                u, loss = trial, min(loss, trial_loss)
+    return u, loss
+
+
 def fit_joint_pose(vertices, faces, articulation: Articulation, observed, partial: bool = False,
                    points: int = 1024, starts: int = 8, steps: int = 150, rate: float = 0.03,
                    patience: int = 20, seed: int = 0, hold_limits: bool = False,
@@ -289,6 +308,7 @@ def fit_joint_pose(vertices, faces, articulation: Articulation, observed, partia
         final = losses(candidates * scale, lines, judged_on)  # samples the descent never saw: no selection bias
         best = int(torch.argmin(final))
     chosen, loss = candidates[best], float(final[best])
+    chosen, loss = still_where_unseen(losses, chosen, scale, lines, judged_on, loss)
     free = moved_far(articulation, chosen * scale, lines, per_face[fitted_on.face_ids], fitted_on.points,
                      MOVED * diagonal)
     if refine and bool(free.any()):  # a part that barely moved shows nothing of where its line is

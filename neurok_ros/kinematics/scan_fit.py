@@ -66,15 +66,23 @@ def drop_support(scan: np.ndarray, vertices: np.ndarray, band: float) -> np.ndar
     return scan[np.abs(scan[:, 2] - float(vertices[:, 2].min())) > band]
 
 
-def surface_distances(points: np.ndarray, vertices: np.ndarray, faces: np.ndarray) -> tuple[float, float]:
-    """(median, 90th percentile) of the distances from points (M, 3) to the surface, mesh units."""
+def squared_distances(points: np.ndarray, vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """(M,) squared distances of points (M, 3) from the surface, squared mesh units."""
     import igl
 
-    squared = igl.point_mesh_squared_distance(np.asarray(points, dtype=np.float64),
-                                              np.asarray(vertices, dtype=np.float64),
-                                              np.asarray(faces, dtype=np.int64))[0]
-    d = np.sqrt(squared)
+    return igl.point_mesh_squared_distance(np.asarray(points, dtype=np.float64), np.asarray(vertices, dtype=np.float64),
+                                           np.asarray(faces, dtype=np.int64))[0]
+
+
+def surface_distances(points: np.ndarray, vertices: np.ndarray, faces: np.ndarray) -> tuple[float, float]:
+    """(median, 90th percentile) of the distances from points (M, 3) to the surface, mesh units."""
+    d = np.sqrt(squared_distances(points, vertices, faces))
     return float(np.median(d)), float(np.percentile(d, 90))
+
+
+def mean_squared_distance(points: np.ndarray, vertices: np.ndarray, faces: np.ndarray) -> float:
+    """Mean squared distance of points (M, 3) from the surface, squared mesh units."""
+    return float(squared_distances(points, vertices, faces).mean())
 
 
 def fit_scan(instance, vertices: np.ndarray, faces: np.ndarray, scan: np.ndarray, partial: bool,
@@ -114,8 +122,9 @@ def fit_scan(instance, vertices: np.ndarray, faces: np.ndarray, scan: np.ndarray
 @dataclass
 class JointsFirstFit:
     """fit: the ScanFit kept; joints: the joint-space fit (kinematics.joint_pose_fit.JointPoseFit),
-    None without joints; kept: "joints" when the joint pose alone is nearer the scan than the learned
-    fit started from it, else "learned"."""
+    None without joints; kept: of the mesh as given ("rest"), the joint pose alone ("joints") and
+    the learned fit started from it ("learned"), the one nearest the scan (mean squared distance of
+    its object points, the fit's objective; a median sees only the part most points lie on)."""
 
     fit: ScanFit
     joints: object
@@ -128,7 +137,8 @@ def fit_scan_through_joints(encode, vertices: np.ndarray, faces: np.ndarray, sca
                             instance=None) -> JointsFirstFit:
     """fit_scan, with an articulation's joint values fitted first when it has joints: each part moved
     rigidly onto the scan's object points (fit_joint_pose), the learned fit started from that pose
-    (`encode(posed_vertices)` -> its instance), and the one nearer the scan kept. Articulation None
+    (`encode(posed_vertices)` -> its instance), and of the mesh as given, the joint pose and the
+    learned fit the one nearest the scan kept. Articulation None
     or jointless: fit_scan on `instance`, the encoding of `vertices` if given, else encode(vertices)."""
     if articulation is None or not articulation.joints:
         instance = encode(vertices) if instance is None else instance
@@ -141,12 +151,17 @@ def fit_scan_through_joints(encode, vertices: np.ndarray, faces: np.ndarray, sca
     on_object = drop_support(scan, vertices, support_band * float(np.linalg.norm(np.ptp(vertices, axis=0))))
     seen = on_object[np.random.default_rng(seed).permutation(len(on_object))[:points]]
     joints = fit_joint_pose(vertices, faces, articulation, seen, partial, seed=seed, hold_limits=ik.hold_joint_limits)
-    fit = fit_scan(encode(joints.vertices), joints.vertices, faces, scan, partial, points, seed, support_band, trim,
-                   rigid_pieces, ik)
-    rigid = surface_distances(on_object, joints.vertices, faces)
-    kept = "joints" if rigid[0] <= fit.residual[0] else "learned"
-    if kept == "joints":
-        fit = replace(fit, vertices=joints.vertices, residual=rigid)
-    fit = replace(fit, rest_residual=surface_distances(on_object, vertices, faces),
-                  moved=fit.moved or bool(np.abs(joints.q).max(initial=0.0) > 0))
+    start = encode(joints.vertices)
+    fit = fit_scan(start, joints.vertices, faces, scan, partial, points, seed, support_band, trim, rigid_pieces, ik)
+    poses = {"rest": np.asarray(vertices, dtype=np.float64), "joints": joints.vertices, "learned": fit.vertices}
+    errors = {name: mean_squared_distance(on_object, pose, faces) for name, pose in poses.items()}
+    least = min(errors.values())
+    kept = next(name for name in poses if errors[name] <= least * (1.0 + 1e-6))  # a tie keeps the simpler pose
+    residuals = {"rest": surface_distances(on_object, vertices, faces),
+                 "joints": surface_distances(on_object, joints.vertices, faces), "learned": fit.residual}
+    if kept != "learned":  # no learned motion: q = 0, z the joint pose's own
+        fit = replace(fit, vertices=poses[kept], residual=residuals[kept], q=np.zeros_like(fit.q),
+                      z=start.rest_latent.detach().cpu().numpy().astype(fit.z.dtype))
+    moved = kept == "joints" and bool(np.abs(joints.q).max(initial=0.0) > 0) or kept == "learned" and fit.moved
+    fit = replace(fit, rest_residual=residuals["rest"], moved=moved)
     return JointsFirstFit(fit, joints, kept)

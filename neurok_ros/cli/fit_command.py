@@ -21,7 +21,7 @@ import time
 
 
 def register(subparsers) -> None:
-    from neurok_ros.cli.fit_options import add_fit_options, add_hold_limits_option
+    from neurok_ros.cli.fit_options import add_fit_options
     from neurok_ros.cli.model_options import add_model_options
     from neurok_ros.kinematics.scan_fit import SUPPORT_BAND
 
@@ -43,8 +43,7 @@ def register(subparsers) -> None:
                              "fit the joint values first, each part rigid, then the learned deformation from that "
                              "pose; none: the learned fit alone (see neurok ik --help)")
     parser.add_argument("--seed", type=int, default=0)
-    add_hold_limits_option(parser)
-    add_fit_options(parser)
+    add_fit_options(parser, joints=True)
     add_model_options(parser)
     parser.set_defaults(func=run)
 

@@ -50,9 +50,14 @@ def option_arguments(f: Field) -> dict:
     return {"type": type(f.default), "metavar": f.metadata.get("metavar"), "help": f"{text} (default: {f.default:g})"}
 
 
-def add_fit_options(parser: argparse.ArgumentParser) -> None:
-    """Add one option per exposed IKConfig field (default None: not given), and the hidden aliases."""
+def add_fit_options(parser: argparse.ArgumentParser, joints: bool = False) -> None:
+    """Add one option per exposed IKConfig field (default None: not given), and the hidden aliases;
+    joints: also --hold-joint-limits (IKConfig.hold_joint_limits), for the commands that fit through
+    an articulation's joints."""
     group = parser.add_argument_group("fitting options (IKConfig)")
+    if joints:
+        group.add_argument("--hold-joint-limits", action="store_true",
+                           help=IKConfig.__dataclass_fields__["hold_joint_limits"].metadata["help"])
     for f in exposed_fields():
         keywords = option_arguments(f)
         group.add_argument(f.metadata["flag"], dest=option_dest(f.name), default=None, **keywords)
@@ -93,9 +98,3 @@ def fit_option_words(args) -> list[str]:
         else:
             words += [flag, repr(value) if isinstance(value, float) else str(value)]
     return words
-
-
-def add_hold_limits_option(parser: argparse.ArgumentParser) -> None:
-    """--hold-joint-limits (IKConfig.hold_joint_limits), for the commands that fit through joints."""
-    parser.add_argument("--hold-joint-limits", action="store_true",
-                        help=IKConfig.__dataclass_fields__["hold_joint_limits"].metadata["help"])

@@ -23,7 +23,7 @@ import time
 
 
 def register(subparsers) -> None:
-    from neurok_ros.cli.fit_options import add_fit_options, add_hold_limits_option
+    from neurok_ros.cli.fit_options import add_fit_options
     from neurok_ros.cli.model_options import add_model_options
 
     parser = subparsers.add_parser("ik", help="inverse kinematics: fit SOURCE's learned pose space to TARGET")
@@ -48,8 +48,7 @@ def register(subparsers) -> None:
                         help="write the articulation with the joint lines as the fit refined them here (the "
                              "format of `neurok articulate --out`): a second pose shows where a joint's line is")
     parser.add_argument("--seed", type=int, default=0)
-    add_hold_limits_option(parser)
-    add_fit_options(parser)
+    add_fit_options(parser, joints=True)
     add_model_options(parser)
     parser.set_defaults(func=run)
 

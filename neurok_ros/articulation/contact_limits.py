@@ -27,8 +27,9 @@ SAMPLES = 256
 BISECTIONS = 4
 
 
-def _moved(points: np.ndarray, joint: Joint, q: float) -> np.ndarray:
-    """points (n, 3) moved by the joint's coordinate q (rad or mesh units)."""
+def moved_along(points: np.ndarray, joint: Joint, q: float) -> np.ndarray:
+    """points (n, 3) moved by the joint's coordinate q (rad or mesh units); joint: anything with a
+    type, a unit axis and an origin."""
     if joint.type == "prismatic":
         return points + q * joint.axis
     from neurok_ros.dynamics.joint_tree import rotation
@@ -64,14 +65,14 @@ def swept_stop(static_v, static_f, points, joint: Joint, direction: float, diago
     step = np.radians(STEP_DEG) if joint.type == "revolute" else STEP_FRACTION * diagonal
     reach = np.pi if joint.type == "revolute" else diagonal
     poses = step * np.arange(1, int(reach / step) + 1)
-    hits = _colliding(static_v, static_f, np.stack([_moved(points, joint, direction * q) for q in poses]), exempt,
+    hits = _colliding(static_v, static_f, np.stack([moved_along(points, joint, direction * q) for q in poses]), exempt,
                       depth)
     if not hits.any():
         return None
     first = int(np.argmax(hits))
     free, hit = (poses[first - 1] if first else 0.0), poses[first]
     fine = np.linspace(free, hit, 2 ** BISECTIONS + 1)[1:-1]
-    inner = _colliding(static_v, static_f, np.stack([_moved(points, joint, direction * q) for q in fine]), exempt,
+    inner = _colliding(static_v, static_f, np.stack([moved_along(points, joint, direction * q) for q in fine]), exempt,
                        depth)
     if inner.any():
         hit = fine[int(np.argmax(inner))]

@@ -71,12 +71,11 @@ def run(args) -> int:
 
         joints = "truth" if args.truth else "none" if args.no_joints else "readout"
         rows = pose_fit_rows(model, files, head=head, joints=joints, partial_view=args.partial_view)
-        if args.json:
-            Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
-        print(pose_fit_table(rows))
-        return 0
-    rows = evaluate_files(model, files, head=head, push=args.push, truth=args.truth)
+        table = pose_fit_table(rows)
+    else:
+        rows = evaluate_files(model, files, head=head, push=args.push, truth=args.truth)
+        table = markdown_table(rows, args.group)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
-    print(markdown_table(rows, args.group))
+    print(table)
     return 0

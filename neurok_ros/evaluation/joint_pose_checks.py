@@ -81,24 +81,19 @@ def looks_alike(instance, target: int, fitted_pose: np.ndarray, joint, tolerance
     """Whether a true joint's moved part (joint: a TrueJoint in the target's pose) lies as near its
     target pose in fitted_pose (n, 3) as in the target pose moved by the tolerance along the joint
     (rad or mesh units): the mean distance of each surface's samples from the other surface, both ways."""
-    import igl
-
+    from neurok_ros.articulation.contact_limits import moved_along
+    from neurok_ros.geometry.occupancy import surface_distance
     from neurok_ros.geometry.surface_sampling import sample_surface
 
-    faces = instance.faces[np.all(joint.moved[instance.faces], axis=1)]
+    faces = instance.faces[np.all(joint.moved[instance.faces], axis=1)].astype(np.int64)
     if not len(faces):
         return False
     posed = instance.frames[target].astype(np.float64)
-    if joint.type == "revolute":
-        from neurok_ros.dynamics.joint_tree import rotation
-
-        off = (posed - joint.origin) @ rotation(joint.axis, tolerance).T + joint.origin
-    else:
-        off = posed + tolerance * joint.axis
+    off = moved_along(posed, joint, tolerance)
 
     def one_way(a: np.ndarray, b: np.ndarray) -> float:
         points = sample_surface(a, faces, GAP_SAMPLES, np.random.default_rng(0)).points
-        return float(np.sqrt(igl.point_mesh_squared_distance(points, b, faces)[0]).mean())
+        return float(surface_distance(b, faces, points).mean())
 
     def gap(vertices: np.ndarray) -> float:
         vertices = np.ascontiguousarray(vertices, dtype=np.float64)

@@ -215,19 +215,25 @@ def refine_lines(losses, u: torch.Tensor, scale: torch.Tensor, lines, diagonal: 
         return u.detach(), tuple(line.detach() for line in moved())
 
 
-def moved_far(articulation: Articulation, q: torch.Tensor, lines, parts: np.ndarray, points: np.ndarray,
-              far: float) -> torch.Tensor:
+def posed_samples(articulation: Articulation, values: torch.Tensor, lines, samples) -> torch.Tensor:
+    """(S, N, 3) rest samples (samples: (points (N, 3), parts (N,)) tensors) moved with their parts at
+    joint values (S, J) about lines (axes, origins)."""
+    points, parts = samples
+    R, t = part_transforms(articulation, values, lines)
+    return (R[:, parts] @ points[None, :, :, None])[..., 0] + t[:, parts]
+
+
+def moved_far(articulation: Articulation, q: torch.Tensor, lines, samples, far: float) -> torch.Tensor:
     """(J,) bool: whether each joint alone, at its value in q (J,), moves its child subtree's samples
-    (points (N, 3) rest, parts (N,) their part labels) at least `far` (mesh units) on average."""
+    (samples: (points, parts) tensors, posed_samples) at least `far` (mesh units) on average."""
+    points, parts = samples
     out = []
     for j, joint in enumerate(articulation.joints):
         alone = torch.zeros_like(q)
         alone[j] = q[j]
-        R, t = part_transforms(articulation, alone[None], lines)
-        subtree = np.isin(parts, np.unique(articulation.labels[articulation.subtree(joint.child)]))
-        rest = torch.as_tensor(points[subtree])
-        moved = (R[0, parts[subtree]] @ rest[..., None])[..., 0] + t[0, parts[subtree]]
-        out.append(bool(len(rest)) and float((moved - rest).norm(dim=1).mean()) >= far)
+        subtree = torch.as_tensor(np.isin(parts.numpy(), articulation.labels[articulation.subtree(joint.child)]))
+        moved = posed_samples(articulation, alone[None], lines, (points[subtree], parts[subtree]))[0]
+        out.append(bool(subtree.any()) and float((moved - points[subtree]).norm(dim=1).mean()) >= far)
     return torch.tensor(out)
 
 
@@ -261,7 +267,8 @@ def fit_joint_pose(vertices, faces, articulation: Articulation, observed, partia
         return JointPoseFit(np.zeros(0), names, V.copy(), float("nan"), 0, articulation)
     rng = np.random.default_rng(seed)
     per_face = face_labels(F, articulation.labels)
-    fitted_on, judged_on = (sample_surface(V, F, count, rng) for count in (points, CHECK_POINTS))
+    fitted_on, judged_on = ((torch.as_tensor(drawn.points), torch.as_tensor(per_face[drawn.face_ids]))
+                            for drawn in (sample_surface(V, F, count, rng) for count in (points, CHECK_POINTS)))
     target = torch.as_tensor(np.asarray(observed, dtype=np.float64).reshape(-1, 3))
     diagonal = float(np.linalg.norm(np.ptp(V, axis=0)))
     prismatic = np.array([joint.type == "prismatic" for joint in articulation.joints])
@@ -271,14 +278,11 @@ def fit_joint_pose(vertices, faces, articulation: Articulation, observed, partia
     def losses(values: torch.Tensor, lines, samples=fitted_on) -> torch.Tensor:
         """(S,) Chamfer of the poses at joint values (S, J), rad or mesh units, about lines (axes,
         origins), from the rest surface's samples moved with their parts."""
-        R, t = part_transforms(articulation, values, lines)
-        parts = torch.as_tensor(per_face[samples.face_ids])
-        posed = (R[:, parts] @ torch.as_tensor(samples.points)[None, :, :, None])[..., 0] + t[:, parts]
-        return chamfer_l2(posed, target, one_sided=partial)
+        return chamfer_l2(posed_samples(articulation, values, lines, samples), target, one_sided=partial)
 
-    grid, origins = grid_start(losses, lower, upper, joint_lines(articulation),
-                               centre_lines(V, F, per_face, articulation))
-    lines = (joint_lines(articulation)[0], origins)
+    axes, origins = joint_lines(articulation)
+    grid, origins = grid_start(losses, lower, upper, (axes, origins), centre_lines(V, F, per_face, articulation))
+    lines = (axes, origins)
     draws = rng.uniform(lower, upper, size=(max(starts - 2, 0), len(names)))
     u = torch.tensor(np.concatenate([np.zeros((1, len(names))), grid[None], draws]) / scale.numpy(),
                      requires_grad=True)
@@ -309,8 +313,7 @@ def fit_joint_pose(vertices, faces, articulation: Articulation, observed, partia
         best = int(torch.argmin(final))
     chosen, loss = candidates[best], float(final[best])
     chosen, loss = still_where_unseen(losses, chosen, scale, lines, judged_on, loss)
-    free = moved_far(articulation, chosen * scale, lines, per_face[fitted_on.face_ids], fitted_on.points,
-                     MOVED * diagonal)
+    free = moved_far(articulation, chosen * scale, lines, fitted_on, MOVED * diagonal)
     if refine and bool(free.any()):  # a part that barely moved shows nothing of where its line is
         refined_u, refined_lines = refine_lines(losses, chosen, scale, lines, diagonal, low, high, free)
         with torch.no_grad():

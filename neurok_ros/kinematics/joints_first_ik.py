@@ -49,6 +49,12 @@ def fit_joints_first(model, vertices, faces, observed, articulation=None, ik: IK
         return JointsFirstIK(ensemble.vertices, "learned", None, ensemble)
     poses = {"rest": V, "joints": joints.vertices, "learned": ensemble.vertices}
     error = {name: observed_chamfer(pose, faces, observed, ik.partial, seed=ik.seed) for name, pose in poses.items()}
-    least = min(error.values())
-    kept = next(name for name in poses if error[name] <= least * (1.0 + TIE))  # a tie keeps the simpler pose
+    kept = nearest_pose(error)
     return JointsFirstIK(poses[kept], kept, joints, ensemble)
+
+
+def nearest_pose(errors: dict) -> str:
+    """The name of the least of errors ({name: error}, simplest pose first: rest, joints, learned);
+    errors within TIE of it are a tie, which the earlier name wins."""
+    least = min(errors.values())
+    return next(name for name, error in errors.items() if error <= least * (1.0 + TIE))

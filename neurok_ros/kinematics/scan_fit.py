@@ -66,23 +66,21 @@ def drop_support(scan: np.ndarray, vertices: np.ndarray, band: float) -> np.ndar
     return scan[np.abs(scan[:, 2] - float(vertices[:, 2].min())) > band]
 
 
-def squared_distances(points: np.ndarray, vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
-    """(M,) squared distances of points (M, 3) from the surface, squared mesh units."""
-    import igl
+def scan_distances(points: np.ndarray, vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """(M,) distances of points (M, 3) from the surface, mesh units."""
+    from neurok_ros.geometry.occupancy import surface_distance
 
-    return igl.point_mesh_squared_distance(np.asarray(points, dtype=np.float64), np.asarray(vertices, dtype=np.float64),
-                                           np.asarray(faces, dtype=np.int64))[0]
+    return surface_distance(np.asarray(vertices, dtype=np.float64), np.asarray(faces, dtype=np.int64), points)
 
 
 def surface_distances(points: np.ndarray, vertices: np.ndarray, faces: np.ndarray) -> tuple[float, float]:
     """(median, 90th percentile) of the distances from points (M, 3) to the surface, mesh units."""
-    d = np.sqrt(squared_distances(points, vertices, faces))
-    return float(np.median(d)), float(np.percentile(d, 90))
+    return distance_summary(scan_distances(points, vertices, faces))
 
 
-def mean_squared_distance(points: np.ndarray, vertices: np.ndarray, faces: np.ndarray) -> float:
-    """Mean squared distance of points (M, 3) from the surface, squared mesh units."""
-    return float(squared_distances(points, vertices, faces).mean())
+def distance_summary(distances: np.ndarray) -> tuple[float, float]:
+    """(median, 90th percentile) of distances (M,)."""
+    return float(np.median(distances)), float(np.percentile(distances, 90))
 
 
 def fit_scan(instance, vertices: np.ndarray, faces: np.ndarray, scan: np.ndarray, partial: bool,
@@ -145,6 +143,7 @@ def fit_scan_through_joints(encode, vertices: np.ndarray, faces: np.ndarray, sca
         return JointsFirstFit(fit_scan(instance, vertices, faces, scan, partial, points, seed, support_band, trim,
                                        rigid_pieces, ik), None, "learned")
     from neurok_ros.kinematics.joint_pose_fit import fit_joint_pose
+    from neurok_ros.kinematics.joints_first_ik import nearest_pose
 
     scan = np.asarray(scan, dtype=np.float64)
     check_overlap(scan, vertices)
@@ -154,11 +153,9 @@ def fit_scan_through_joints(encode, vertices: np.ndarray, faces: np.ndarray, sca
     start = encode(joints.vertices)
     fit = fit_scan(start, joints.vertices, faces, scan, partial, points, seed, support_band, trim, rigid_pieces, ik)
     poses = {"rest": np.asarray(vertices, dtype=np.float64), "joints": joints.vertices, "learned": fit.vertices}
-    errors = {name: mean_squared_distance(on_object, pose, faces) for name, pose in poses.items()}
-    least = min(errors.values())
-    kept = next(name for name in poses if errors[name] <= least * (1.0 + 1e-6))  # a tie keeps the simpler pose
-    residuals = {"rest": surface_distances(on_object, vertices, faces),
-                 "joints": surface_distances(on_object, joints.vertices, faces), "learned": fit.residual}
+    distances = {name: scan_distances(on_object, pose, faces) for name, pose in poses.items()}
+    kept = nearest_pose({name: float(np.square(d).mean()) for name, d in distances.items()})
+    residuals = {name: distance_summary(d) for name, d in distances.items()}
     if kept != "learned":  # no learned motion: q = 0, z the joint pose's own
         fit = replace(fit, vertices=poses[kept], residual=residuals[kept], q=np.zeros_like(fit.q),
                       z=start.rest_latent.detach().cpu().numpy().astype(fit.z.dtype))
